@@ -1,0 +1,42 @@
+# liblatch front door: a thin wrapper around CMake + CTest.
+#
+#   make              build (RelWithDebInfo) into $(BUILD)
+#   make check        build and run every test through CTest
+#   make demo         run the demo
+#   make install      install under $(PREFIX) (and $(DESTDIR))
+#
+# Variables: BUILD (build folder), BUILD_TYPE, CC/CXX (compilers),
+# SANITIZE (e.g. address,undefined or thread), PREFIX, DESTDIR, JOBS.
+
+BUILD      ?= build
+BUILD_TYPE ?= RelWithDebInfo
+PREFIX     ?= /usr/local
+SANITIZE   ?=
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE      ?= cmake
+CTEST      ?= ctest
+GENERATOR  := $(if $(shell command -v ninja 2>/dev/null),-G Ninja,)
+
+.PHONY: all configure check demo install clean
+.DEFAULT_GOAL := all
+
+$(BUILD)/CMakeCache.txt:
+	$(CMAKE) -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) -DLATCH_SANITIZE=$(SANITIZE) $(CMAKE_ARGS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+all: configure
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+check: all
+	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+demo: all
+	$(BUILD)/examples/latch-demo $(DEMO_ARGS)
+
+install: all
+	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD)
