@@ -7,29 +7,6 @@
 
 #include "contract.h"
 
-/* The node linking @n into copy @idx. */
-static struct latch_rb_node *rb_of(struct latch_tree_node *n, unsigned idx)
-{
-	return &n->node[idx];
-}
-
-static void insert_into_copy(struct latch_tree_root *root, struct latch_tree_node *node,
-			     unsigned idx, const struct latch_tree_ops *ops)
-{
-	struct latch_rb_node **link = &root->tree[idx].node;
-	struct latch_rb_node *parent = NULL;
-
-	/* Equal keys go right, after the elements already present. */
-	while (*link) {
-		parent = *link;
-		link = &parent->child[ops->less(node, latch_tree_from_rb_(parent, idx))
-					      ? LATCH_RB_LEFT
-					      : LATCH_RB_RIGHT];
-	}
-	latch_rb_link_node(rb_of(node, idx), parent, link);
-	latch_rb_insert_colour(rb_of(node, idx), &root->tree[idx]);
-}
-
 #ifndef NDEBUG
 /*
  * Is @node linked in copy 0?  Walks to the first element not less than
@@ -65,9 +42,9 @@ void latch_tree_insert(struct latch_tree_root *root, struct latch_tree_node *nod
 		       "the element is already in the tree");
 
 	latch_seq_write_begin(&root->seq);
-	insert_into_copy(root, node, 0, ops);
+	latch_tree_insert_copy_(root, node, 0, ops);
 	latch_seq_write_switch(&root->seq);
-	insert_into_copy(root, node, 1, ops);
+	latch_tree_insert_copy_(root, node, 1, ops);
 	latch_seq_write_end(&root->seq);
 }
 
@@ -79,8 +56,8 @@ void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node
 	(void)ops;
 
 	latch_seq_write_begin(&root->seq);
-	latch_rb_erase(rb_of(node, 0), &root->tree[0]);
+	latch_rb_erase(&node->node[0], &root->tree[0]);
 	latch_seq_write_switch(&root->seq);
-	latch_rb_erase(rb_of(node, 1), &root->tree[1]);
+	latch_rb_erase(&node->node[1], &root->tree[1]);
 	latch_seq_write_end(&root->seq);
 }

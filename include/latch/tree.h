@@ -138,6 +138,29 @@ latch_tree_find_in_copy_(const struct latch_tree_root *root, unsigned idx, const
 	return NULL;
 }
 
+/*
+ * Link @node into copy @idx only, and rebalance that copy.  Equal keys go
+ * right, after the elements already present.  Cost O(log n).  Writer
+ * only; the caller steers readers away from copy @idx first.
+ */
+static inline void latch_tree_insert_copy_(struct latch_tree_root *root,
+					   struct latch_tree_node *node, unsigned idx,
+					   const struct latch_tree_ops *ops)
+{
+	struct latch_rb_node **link = &root->tree[idx].node;
+	struct latch_rb_node *parent = NULL;
+
+	/* Plain loads of links: only the (serialized) writer stores them. */
+	while (*link) {
+		parent = *link;
+		link = &parent->child[ops->less(node, latch_tree_from_rb_(parent, idx))
+					      ? LATCH_RB_LEFT
+					      : LATCH_RB_RIGHT];
+	}
+	latch_rb_link_node(&node->node[idx], parent, link);
+	latch_rb_insert_colour(&node->node[idx], &root->tree[idx]);
+}
+
 /**
  * latch_tree_find() - an element whose key compares equal to @key.
  *
