@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wrap-around of the latch sequence counter, on the latched tree.
+ *
+ * The counter is an unsigned int (32 bits on every target, 32-bit ones
+ * included), so a long-lived writer passes UINT_MAX -> 0.  UINT_MAX is
+ * odd, so the wrap always falls on the flip that sends readers back to
+ * copy 0.  Readers must keep choosing the copy that is not being changed.
+ *
+ * Part 1, one thread: a tree whose counter starts 2*w below the wrap runs
+ * a fixed script of inserts and erases, so the wrap falls inside
+ * operation w, for every operation of the script.  Checked:
+ *  - after every operation: every key's lookup agrees with the model, and
+ *    both copies are valid, identical red-black trees (tree-invariants.h);
+ *  - inside every insert, at each call of the writer's comparator, lookups
+ *    made on the writer's own thread (what a signal handler interrupting
+ *    the writer does) read the copy that is not being changed: the new key
+ *    is absent until copy 0 holds it and readers are sent there, every
+ *    other key is as the model says, and no read needs a retry;
+ *  - every operation moves the counter by exactly two, across the wrap.
+ *
+ * Part 2, two threads: a reader looks keys up while the writer inserts
+ * and erases across the wrap; keys that stay in the tree are always found
+ * and no lookup returns an element holding another key.
+ *
+ * Overrides: LATCH_TEST_WRAP_KEYS (part 1 keys, default 24),
+ * LATCH_TEST_WRAP_ROUNDS (part 2 rounds, default 20),
+ * LATCH_TEST_WRAP_UPDATES (part 2 updates per round, default 4000).
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "tree-invariants.h"
+
+/* Part 1: the tree, its model, and the operation under way. */
+static struct {
+	struct latch_tree_root root;
+	struct test_elem *elems; /* elems[k] holds key k */
+	bool *present;           /* the model: present[k] when key k is in the tree */
+	long keys;
+	long changing;     /* key being inserted or erased, or -1 */
+	bool inserting;    /* what is being done to it */
+	unsigned op_start; /* the counter when the operation began */
+	long mid_update_checks;
+} st;
+
+/* Every key's lookup against the model; @changing_present for st.changing. */
+static void check_lookups(bool changing_present, const char *when)
+{
+	for (long k = 0; k < st.keys; k++) {
+		bool expected = k == st.changing ? changing_present : st.present[k];
+		struct test_elem *e = test_find(&st.root, k);
+
+		CHECK((e != NULL) == expected, "%s: key %ld should be %s (counter %u)", when, k,
+		      expected ? "found" : "absent", st.root.seq.sequence);
+		CHECK(e == NULL || e == &st.elems[k], "%s: find(%ld) returned key %ld", when, k,
+		      e->key);
+	}
+}
+
+/*
+ * A reader on the writer's own thread, in the middle of the update.  How
+ * far the counter moved since the operation began tells which copy readers
+ * must be reading: 0 (before the first flip, when debug builds check the
+ * contract) and 1 (copy 0 being changed) read the old contents, 2 (copy 1
+ * being changed) reads copy 0, which already holds the change.
+ */
+static void check_mid_update(void)
+{
+	unsigned start = latch_seq_read_begin(&st.root.seq);
+	unsigned flips = start - st.op_start; /* modulo 2^32, so right across the wrap */
+
+	CHECK(flips <= 2, "counter moved by %u within one operation", flips);
+	check_lookups(flips == 2 ? st.inserting : !st.inserting, "inside an update");
+	CHECK(!latch_seq_read_retry(&st.root.seq, start),
+	      "a reader that interrupted the writer had to retry (counter %u)", start);
+	st.mid_update_checks++;
+}
+
+/* The writer's comparator: looks everything up, then compares. */
+static bool hooked_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
+{
+	if (st.changing >= 0)
+		check_mid_update();
+	return test_elem_less(a, b);
+}
+
+static const struct latch_tree_ops hooked_ops = {
+	.less = hooked_less,
+	.comp = test_elem_comp,
+};
+
+static void apply(long key, bool insert, long *in_tree)
+{
+	st.changing = key;
+	st.inserting = insert;
+	st.op_start = latch_seq_read_begin(&st.root.seq);
+	if (insert)
+		latch_tree_insert(&st.root, &st.elems[key].node, &hooked_ops);
+	else
+		latch_tree_erase(&st.root, &st.elems[key].node, &hooked_ops);
+	st.present[key] = insert;
+	*in_tree += insert ? 1 : -1;
+	st.changing = -1;
+
+	CHECK(st.root.seq.sequence - st.op_start == 2u, "an update moved the counter from %u to %u",
+	      st.op_start, st.root.seq.sequence);
+	check_lookups(false, "after an update");
+	check_tree_invariants(&st.root, *in_tree);
+}
+
+/*
+ * Run the script on a fresh tree whose counter wraps inside operation
+ * @wrap_op (counting from 0); returns the number of operations.  Script:
+ * insert every key (in @order), erase every other one, insert those
+ * again, erase every key.
+ */
+static long run_script(const long *order, long wrap_op)
+{
+	unsigned initial = 0u - 2u * (unsigned)(wrap_op + 1);
+	long in_tree = 0, ops = 0;
+
+	latch_tree_init(&st.root);
+	/* Relaxed: the tree is not shared; this stands for a long-lived counter. */
+	LATCH_STORE_RELAXED(&st.root.seq.sequence, initial);
+	memset(st.present, 0, (size_t)st.keys * sizeof(*st.present));
+
+	for (long i = 0; i < st.keys; i++, ops++)
+		apply(order[i], true, &in_tree);
+	for (int insert = 0; insert < 2; insert++)
+		for (long i = 0; i < st.keys; i += 2, ops++)
+			apply(order[i], insert, &in_tree);
+	for (long i = st.keys - 1; i >= 0; i--, ops++)
+		apply(order[i], false, &in_tree);
+
+	CHECK(st.root.seq.sequence == initial + 2u * (unsigned)ops,
+	      "%ld operations from %u ended at %u", ops, initial, st.root.seq.sequence);
+	CHECK(st.root.seq.sequence < initial, "the counter did not wrap");
+	return ops;
+}
+
+static void part1_single_thread(void)
+{
+	long *order;
+	long ops = 1, runs = 0;
+	struct test_rng rng = { 0x5eed };
+
+	st.keys = test_env_long("LATCH_TEST_WRAP_KEYS", 24);
+	CHECK(st.keys > 0, "LATCH_TEST_WRAP_KEYS must be positive");
+	st.elems = calloc((size_t)st.keys, sizeof(*st.elems));
+	st.present = calloc((size_t)st.keys, sizeof(*st.present));
+	order = calloc((size_t)st.keys, sizeof(*order));
+	CHECK(st.elems && st.present && order, "out of memory");
+	st.changing = -1;
+	for (long k = 0; k < st.keys; k++) {
+		st.elems[k].key = k;
+		order[k] = k;
+	}
+	/* A shuffled insertion order exercises every rebalancing case. */
+	for (long k = st.keys - 1; k > 0; k--) {
+		long j = (long)test_rng_below(&rng, (unsigned long)k + 1), t = order[k];
+
+		order[k] = order[j];
+		order[j] = t;
+	}
+	for (long wrap_op = 0; wrap_op < ops; wrap_op++, runs++)
+		ops = run_script(order, wrap_op);
+	printf(
+	    "test-tree-wrap: part 1: wrap inside each of %ld operations, %ld mid-update checks\n",
+	    runs, st.mid_update_checks);
+	free(order);
+	free(st.present);
+	free(st.elems);
+}
+
+/* Part 2: stable even keys 0..2*(STABLE-1), churned odd keys. */
+#define STABLE 64
+
+struct race {
+	struct latch_tree_root root;
+	bool started, done;
+	long lookups, across_wrap;
+};
+
+static void *reader(void *arg)
+{
+	struct race *r = arg;
+	struct test_rng rng = { 0xC0FFEE };
+
+	/* Acquire: pairs with the writer's release of @done; only a stop flag. */
+	while (!LATCH_LOAD_ACQUIRE(&r->done)) {
+		long key = (long)test_rng_below(&rng, 2 * STABLE);
+		/* Relaxed: statistics only; the lookup does its own ordering. */
+		unsigned before = LATCH_LOAD_RELAXED(&r->root.seq.sequence);
+		struct test_elem *e = test_find(&r->root, key);
+		/* Relaxed: as above. */
+		unsigned after = LATCH_LOAD_RELAXED(&r->root.seq.sequence);
+
+		if (key % 2 == 0)
+			CHECK(e && e->key == key, "stable key %ld not found (counter %u..%u)", key,
+			      before, after);
+		else
+			CHECK(!e || e->key == key, "find(%ld) returned key %ld (counter %u..%u)",
+			      key, e->key, before, after);
+		r->lookups++;
+		r->across_wrap += after < before;
+		/* Release: only tells the writer the reader is running. */
+		LATCH_STORE_RELEASE(&r->started, true);
+	}
+	return NULL;
+}
+
+/*
+ * One round: the writer keeps STABLE odd-keyed elements live, erasing the
+ * oldest before inserting the next, and the wrap falls halfway.  Every
+ * insert uses a fresh element, so none is reused while the reader may
+ * still hold it (the grace period is the end of the round).
+ */
+static void race_round(long updates, struct test_elem *stable, struct test_elem *churn,
+                       struct race *r)
+{
+	pthread_t thread;
+	long next = 0;
+
+	memset(r, 0, sizeof(*r));
+	latch_tree_init(&r->root);
+	for (long k = 0; k < STABLE; k++) {
+		stable[k].key = 2 * k;
+		latch_tree_insert(&r->root, &stable[k].node, &test_elem_ops);
+	}
+	/* Relaxed: not shared until pthread_create(). */
+	LATCH_STORE_RELAXED(&r->root.seq.sequence, 0u - 2u * (unsigned)(updates / 2));
+	CHECK(pthread_create(&thread, NULL, reader, r) == 0, "pthread_create failed");
+	/* Acquire: pairs with the reader's release; start updating once it reads. */
+	while (!LATCH_LOAD_ACQUIRE(&r->started))
+		continue;
+
+	for (long done = 0; done < updates; next++) {
+		if (next >= STABLE) {
+			latch_tree_erase(&r->root, &churn[next - STABLE].node, &test_elem_ops);
+			done++;
+		}
+		churn[next].key = 2 * (next % STABLE) + 1;
+		latch_tree_insert(&r->root, &churn[next].node, &test_elem_ops);
+		done++;
+	}
+	/* Release: publishes nothing but the stop request. */
+	LATCH_STORE_RELEASE(&r->done, true);
+	CHECK(pthread_join(thread, NULL) == 0, "pthread_join failed");
+	CHECK(r->root.seq.sequence < 2u * (unsigned)updates, "the counter did not wrap (%u)",
+	      r->root.seq.sequence);
+}
+
+static void part2_two_threads(void)
+{
+	long rounds = test_env_long("LATCH_TEST_WRAP_ROUNDS", 20);
+	long updates = test_env_long("LATCH_TEST_WRAP_UPDATES", 4000);
+	struct test_elem *stable = calloc(STABLE, sizeof(*stable));
+	struct test_elem *churn = calloc((size_t)(updates > 0 ? updates : 1), sizeof(*churn));
+	long lookups = 0, across_wrap = 0;
+	struct race r;
+
+	CHECK(stable && churn, "out of memory");
+	CHECK(updates >= 2, "LATCH_TEST_WRAP_UPDATES must be at least 2");
+	for (long i = 0; i < rounds; i++) {
+		race_round(updates, stable, churn, &r);
+		lookups += r.lookups;
+		across_wrap += r.across_wrap;
+	}
+	printf("test-tree-wrap: part 2: %ld rounds of %ld updates, %ld concurrent lookups, %ld of "
+	       "them while the counter wrapped\n",
+	       rounds, updates, lookups, across_wrap);
+	free(churn);
+	free(stable);
+}
+
+int main(void)
+{
+	part1_single_thread();
+	part2_two_threads();
+	return 0;
+}
