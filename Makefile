@@ -40,3 +40,29 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# --- Portability: arm64 under qemu-user, 32-bit x86, and the CI matrix ---
+#
+#   make check-arm64   cross-build for arm64, run the tests under qemu-user
+#   make check-m32     32-bit x86 build (-m32) and tests; CC=clang works too
+#   make ci-matrix     every CI configuration in turn (.ci/matrix), each
+#                      stage timed; STAGES="arm64 m32" runs only those
+#
+# Debian packages: gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+# libc6-dev-arm64-cross qemu-user (arm64); gcc-12-multilib g++-12-multilib (-m32).
+ARM64_BUILD ?= build-arm64
+M32_BUILD   ?= build-m32
+STAGES      ?=
+
+.PHONY: check-arm64 check-m32 ci-matrix
+
+check-arm64:
+	$(MAKE) check BUILD=$(ARM64_BUILD) \
+		CMAKE_ARGS="-DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/toolchain-aarch64.cmake $(CMAKE_ARGS)"
+
+check-m32:
+	$(MAKE) check BUILD=$(M32_BUILD) \
+		CMAKE_ARGS="-DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/toolchain-m32.cmake $(CMAKE_ARGS)"
+
+ci-matrix:
+	bash .ci/matrix $(STAGES)
