@@ -22,7 +22,7 @@
 #include "elem.h"
 
 #define STABLE 512
-#define CHURN 512
+#define CHURN  512
 
 static struct latch_tree_root root = LATCH_TREE_ROOT_INIT;
 static struct test_elem stable[STABLE], churn[CHURN];

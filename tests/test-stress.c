@@ -18,7 +18,7 @@
 #include "elem.h"
 
 #define STABLE 1000 /* keys 0, 2, 4, ... never removed */
-#define CHURN 1000  /* keys 1, 3, 5, ... come and go */
+#define CHURN  1000 /* keys 1, 3, 5, ... come and go */
 
 static struct latch_tree_root root = LATCH_TREE_ROOT_INIT;
 static struct test_elem stable[STABLE], churn[CHURN];
@@ -91,7 +91,7 @@ int main(void)
 		total += (unsigned long)(uintptr_t)lookups;
 	}
 	CHECK(total > 0 && updates > 0, "no work done (%lu lookups, %lu updates)", total, updates);
-	printf("test-stress: %ld readers, %lu lookups, %lu updates in %ld ms: all right\n", nreaders,
-	       total, updates, ms);
+	printf("test-stress: %ld readers, %lu lookups, %lu updates in %ld ms: all right\n",
+	       nreaders, total, updates, ms);
 	return 0;
 }
