@@ -16,7 +16,11 @@
  *    made on the writer's own thread (what a signal handler interrupting
  *    the writer does) read the copy that is not being changed: the new key
  *    is absent until copy 0 holds it and readers are sent there, every
- *    other key is as the model says, and no read needs a retry;
+ *    other key is as the model says, and no read needs a retry.  (The
+ *    comparator runs before the new node is linked, so the copies differ
+ *    there only while copy 1 is changed: a reader sent to copy 1 then
+ *    misses the new key.  Lookups at every instruction are the job of
+ *    an instruction-stepping test.)
  *  - every operation moves the counter by exactly two, across the wrap.
  *
  * Part 2, two threads: a reader looks keys up while the writer inserts
