@@ -19,20 +19,33 @@
  *    other key is as the model says, and no read needs a retry.  (The
  *    comparator runs before the new node is linked, so the copies differ
  *    there only while copy 1 is changed: a reader sent to copy 1 then
- *    misses the new key.  Lookups at every instruction are the job of
- *    an instruction-stepping test.)
+ *    misses the new key.  Part 3 looks up while copy 0 is changed.)
  *  - every operation moves the counter by exactly two, across the wrap.
  *
  * Part 2, two threads: a reader looks keys up while the writer inserts
  * and erases across the wrap; keys that stay in the tree are always found
  * and no lookup returns an element holding another key.
  *
+ * Part 3, a timer signal: before every update the counter is set back to
+ * UINT_MAX - 1 (where it would stand 2^31 - 1 updates later), so every
+ * update crosses the wrap, while a 20 us timer interrupts the writer at
+ * arbitrary instructions.  The handler, on the writer's own thread, must
+ * find every stable key, and the key being changed exactly when copy 0
+ * already holds the change and readers are sent there (after the wrap).
+ *
  * Overrides: LATCH_TEST_WRAP_KEYS (part 1 keys, default 24),
  * LATCH_TEST_WRAP_ROUNDS (part 2 rounds, default 20),
- * LATCH_TEST_WRAP_UPDATES (part 2 updates per round, default 4000).
+ * LATCH_TEST_WRAP_UPDATES (part 2 updates per round, default 4000),
+ * LATCH_TEST_WRAP_SIGNAL_MS (part 3 run time, default 300),
+ * LATCH_TEST_WRAP_SIGNAL_US (part 3 timer period, default 20).
  */
+#define _DEFAULT_SOURCE /* setitimer(), clock_gettime() */
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include "tree-invariants.h"
 
@@ -278,9 +291,125 @@ static void part2_two_threads(void)
 	free(stable);
 }
 
+/* Part 3: stable even keys, odd keys inserted and erased in turn. */
+static struct {
+	struct latch_tree_root root;
+	struct test_elem stable[STABLE], churn[STABLE];
+	volatile sig_atomic_t churn_present[STABLE]; /* the model of the odd keys */
+	sig_atomic_t changing;                       /* index into churn[] being changed, or -1 */
+	sig_atomic_t changing_to;                    /* 1: it is being inserted, 0: erased */
+	volatile sig_atomic_t ticks, ticks_at_uint_max, ticks_after_wrap, wrong;
+} sg;
+
+#define SIGNAL_START (UINT_MAX - 1u) /* the counter before every part 3 update */
+
+static void on_tick(int sig)
+{
+	static long next; /* the handler's own: which keys to look up */
+	/* Acquire: pairs with the writer's release stores of @changing, so the
+	 * counter read below is no older than the @changing seen here. */
+	long changing = LATCH_LOAD_ACQUIRE(&sg.changing);
+	/* Modulo 2^32: 0, then 1 at UINT_MAX, then 2 at 0, within one update. */
+	unsigned flips = latch_seq_read_begin(&sg.root.seq) - SIGNAL_START;
+	long stable_key = 2 * (next % STABLE), churn_index = next % STABLE;
+	struct test_elem *e = test_find(&sg.root, stable_key);
+
+	(void)sig;
+	next++;
+	sg.ticks++;
+	if (!e || e->key != stable_key || flips > 2)
+		sg.wrong++;
+	if (changing >= 0) {
+		/* Relaxed: written before the release store of @changing. */
+		bool expected = flips == 2 ? LATCH_LOAD_RELAXED(&sg.changing_to)
+		                           : !LATCH_LOAD_RELAXED(&sg.changing_to);
+
+		e = test_find(&sg.root, sg.churn[changing].key);
+		if ((e != NULL) != expected || (e && e != &sg.churn[changing]))
+			sg.wrong++;
+		sg.ticks_at_uint_max += flips == 1;
+		sg.ticks_after_wrap += flips == 2;
+	}
+	if (churn_index != changing) {
+		e = test_find(&sg.root, sg.churn[churn_index].key);
+		if ((e != NULL) != sg.churn_present[churn_index])
+			sg.wrong++;
+	}
+}
+
+static long elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static void part3_signal(void)
+{
+	long ms = test_env_long("LATCH_TEST_WRAP_SIGNAL_MS", 300);
+	long period_us = test_env_long("LATCH_TEST_WRAP_SIGNAL_US", 20);
+	struct itimerval every = { { 0, period_us }, { 0, period_us } },
+	                 off = { { 0, 0 }, { 0, 0 } };
+	struct sigaction sa;
+	struct timespec start;
+	long updates = 0;
+
+	latch_tree_init(&sg.root);
+	sg.changing = -1;
+	for (long k = 0; k < STABLE; k++) {
+		sg.stable[k].key = 2 * k;
+		sg.churn[k].key = 2 * k + 1;
+		latch_tree_insert(&sg.root, &sg.stable[k].node, &test_elem_ops);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_tick;
+	sa.sa_flags = SA_RESTART;
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0, "sigaction");
+	/* Relaxed: the timer is not running yet; the loop sets it again. */
+	LATCH_STORE_RELAXED(&sg.root.seq.sequence, SIGNAL_START);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	CHECK(setitimer(ITIMER_REAL, &every, NULL) == 0, "setitimer");
+
+	/*
+	 * The only reader is this thread's signal handler, so an element may
+	 * be reused at once (the handler never outlives a lookup), and the
+	 * counter may be set between updates, when no lookup is under way.
+	 */
+	while (updates % 1024 != 0 || elapsed_ms(&start) < ms) {
+		long c = updates++ % STABLE;
+		bool insert = !sg.churn_present[c];
+
+		/* Relaxed: ordered before the handler's view by the release below. */
+		LATCH_STORE_RELAXED(&sg.root.seq.sequence, SIGNAL_START);
+		/* Relaxed: as above. */
+		LATCH_STORE_RELAXED(&sg.changing_to, (sig_atomic_t)insert);
+		/* Release: the counter and @changing_to are set before the
+		 * handler can see this update under way. */
+		LATCH_STORE_RELEASE(&sg.changing, (sig_atomic_t)c);
+		if (insert)
+			latch_tree_insert(&sg.root, &sg.churn[c].node, &test_elem_ops);
+		else
+			latch_tree_erase(&sg.root, &sg.churn[c].node, &test_elem_ops);
+		sg.churn_present[c] = insert;
+		/* Release: the model is updated before the update counts as over. */
+		LATCH_STORE_RELEASE(&sg.changing, (sig_atomic_t)-1);
+	}
+	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0, "setitimer");
+
+	printf("test-tree-wrap: part 3: %ld updates across the wrap, %ld signals, %ld at count "
+	       "UINT_MAX, %ld at count 0 inside an update, %ld wrong\n",
+	       updates, (long)sg.ticks, (long)sg.ticks_at_uint_max, (long)sg.ticks_after_wrap,
+	       (long)sg.wrong);
+	CHECK(sg.wrong == 0, "%ld lookups from the signal handler were wrong", (long)sg.wrong);
+	CHECK(sg.ticks_at_uint_max > 0 && sg.ticks_after_wrap > 0,
+	      "no signal landed on both sides of the wrap inside an update; nothing was tested");
+}
+
 int main(void)
 {
 	part1_single_thread();
 	part2_two_threads();
+	part3_signal();
 	return 0;
 }
