@@ -25,6 +25,8 @@
  *	latch_tree_empty()       any, signal handlers    nothing
  *	latch_tree_insert()      writer                  other writers
  *	latch_tree_erase()       writer                  other writers
+ *	latch_tree_commit()      writer                  other writers
+ *	latch_tree_replace()     writer                  other writers
  *	latch_tree_init()        before sharing          everything
  *
  * Element lifetime is the caller's: after latch_tree_erase() returns, a
@@ -118,6 +120,53 @@ LATCH_API void latch_tree_insert(struct latch_tree_root *root, struct latch_tree
  */
 LATCH_API void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node,
                                 const struct latch_tree_ops *ops);
+
+/** What a change in a batch does to its element. */
+enum latch_tree_op {
+	LATCH_TREE_INSERT, /* add the element */
+	LATCH_TREE_ERASE,  /* remove the element, which is in the tree */
+};
+
+/** One change of a batch (see latch_tree_commit()). */
+struct latch_tree_change {
+	enum latch_tree_op op;
+	struct latch_tree_node *node;
+};
+
+/**
+ * latch_tree_commit() - apply @n changes so that readers see all or none.
+ *
+ * The changes are made in order to copy 0 while readers use copy 1, then
+ * to copy 1: two flips per batch, not per element, so a lookup sees the
+ * tree as it was before the batch or as it is after it, never in between.
+ * Each element may appear at most once in a batch; an insert's key must
+ * be set before the call; an erased element may be freed or reused only
+ * after a grace period.  Debug builds abort, naming the call, before any
+ * change when a change has no element or an unknown op, an insert's
+ * element is already in the tree, an erase's is not, or an element
+ * appears twice (these checks cost O(n^2) in debug builds only).
+ * Cost O(n log N) per copy for N elements, no allocation.
+ * Writer only: calls that change @root must be serialized by the caller.
+ */
+LATCH_API void latch_tree_commit(struct latch_tree_root *root,
+                                 const struct latch_tree_change *changes, size_t n,
+                                 const struct latch_tree_ops *ops);
+
+/**
+ * latch_tree_replace() - swap @old (in the tree) for @new_node (not in it).
+ *
+ * The two elements must compare equal.  A lookup of their key that runs
+ * at any moment finds one or the other, never neither: the swap is a
+ * batch (latch_tree_commit()) of one erase and one insert.  @old may be
+ * freed or reused only after a grace period.  Debug builds abort before
+ * any change when the elements do not compare equal, @old is not in the
+ * tree or @new_node is.
+ * Cost O(log N) per copy, no allocation.
+ * Writer only: calls that change @root must be serialized by the caller.
+ */
+LATCH_API void latch_tree_replace(struct latch_tree_root *root, struct latch_tree_node *old,
+                                  struct latch_tree_node *new_node,
+                                  const struct latch_tree_ops *ops);
 
 /* The element that embeds @rb as its node for copy @idx. */
 static inline struct latch_tree_node *latch_tree_from_rb_(const struct latch_rb_node *rb,
