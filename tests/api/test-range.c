@@ -172,7 +172,7 @@ int main(void)
 	long ops = test_env_long("LATCH_TEST_RANGE_OPS", 3000);
 	long seeds = test_env_long("LATCH_TEST_SEEDS", 3), errors = 0;
 	struct latch_range_map m;
-	struct latch_range r = { 10, 20, { { { { NULL, NULL }, 0 }, { { NULL, NULL }, 0 } } } };
+	struct latch_range r = { .start = 10, .end = 20 };
 
 	/* latch_range_map_init() gives a working empty map, as the initialiser does. */
 	latch_range_map_init(&m);
