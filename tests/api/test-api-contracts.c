@@ -110,6 +110,6 @@ int main(void)
 	misuse("latch_tree_replace", 4);
 	misuse("latch_tree_replace", 5);
 	misuse("latch_range_erase", 6);
-	puts("test-contracts: 7 misuses stopped with the structure unchanged");
+	puts("test-api-contracts: 7 misuses stopped with the structure unchanged");
 	return 0;
 }

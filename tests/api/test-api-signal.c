@@ -39,7 +39,7 @@
 #define SIG_CHECK(cond, msg)                                                                       \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			static const char text[] = "test-signal: " msg " (" #cond ")\n";           \
+			static const char text[] = "test-api-signal: " msg " (" #cond ")\n";           \
 			(void)!write(2, text, sizeof(text) - 1);                                   \
 			_exit(1);                                                                  \
 		}                                                                                  \
@@ -172,7 +172,7 @@ static timer_t start_timer(void)
 	sev.sigev_signo = SIGPROF;
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {
-		perror("test-signal: skipped: timer_create(SIGEV_THREAD_ID)");
+		perror("test-api-signal: skipped: timer_create(SIGEV_THREAD_ID)");
 		exit(TEST_SKIP);
 	}
 	CHECK(timer_settime(timer, 0, &every, NULL) == 0, "timer_settime");
@@ -201,7 +201,7 @@ static void run_phase(int which, void (*step)(long n), long min_hits, const char
 		      name, (long)hits);
 	}
 	phase = 0;
-	printf("test-signal: %s: %ld updates, %ld interrupted mid-update and checked\n", name, n,
+	printf("test-api-signal: %s: %ld updates, %ld interrupted mid-update and checked\n", name, n,
 	       (long)hits);
 	fflush(stdout);
 }
@@ -308,6 +308,6 @@ int main(void)
 	run_phase(2, batches_step, min_hits, "batches");
 	run_phase(3, value_step, min_hits, "latched value");
 	timer_delete(timer);
-	printf("test-signal: %ld signals handled, every answer right\n", (long)ticks);
+	printf("test-api-signal: %ld signals handled, every answer right\n", (long)ticks);
 	return 0;
 }
