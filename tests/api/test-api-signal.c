@@ -23,27 +23,12 @@
  * takes more than 60 seconds (the check would prove nothing).
  */
 #define _GNU_SOURCE
-#include <signal.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <latch/range.h>
 #include <latch/value.h>
 
-#include "../check.h"
 #include "../elem.h"
-
-/* Failure inside the handler: write(2) and _exit(2) are async-signal-safe. */
-#define SIG_CHECK(cond, msg)                                                                       \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			static const char text[] = "test-api-signal: " msg " (" #cond ")\n";           \
-			(void)!write(2, text, sizeof(text) - 1);                                   \
-			_exit(1);                                                                  \
-		}                                                                                  \
-	} while (0)
+#include "signal-storm.h"
 
 /* The writer's state, as the handler on its own thread sees it. */
 static volatile sig_atomic_t phase, in_update, hits, ticks;
@@ -154,31 +139,6 @@ static void on_tick(int sig)
 		check_value();
 }
 
-/* A timer that signals this thread (the writer) every 50 microseconds. */
-static timer_t start_timer(void)
-{
-	struct sigevent sev;
-	struct sigaction sa;
-	struct itimerspec every = { { 0, 50000 }, { 0, 50000 } };
-	timer_t timer;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_tick;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	CHECK(sigaction(SIGPROF, &sa, NULL) == 0, "sigaction");
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {
-		perror("test-api-signal: skipped: timer_create(SIGEV_THREAD_ID)");
-		exit(TEST_SKIP);
-	}
-	CHECK(timer_settime(timer, 0, &every, NULL) == 0, "timer_settime");
-	return timer;
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -201,8 +161,8 @@ static void run_phase(int which, void (*step)(long n), long min_hits, const char
 		      name, (long)hits);
 	}
 	phase = 0;
-	printf("test-api-signal: %s: %ld updates, %ld interrupted mid-update and checked\n", name, n,
-	       (long)hits);
+	printf("test-api-signal: %s: %ld updates, %ld interrupted mid-update and checked\n", name,
+	       n, (long)hits);
 	fflush(stdout);
 }
 
@@ -303,7 +263,8 @@ int main(void)
 	swap_elem[0].key = swap_elem[1].key = 100;
 	latch_tree_insert(&tree, &swap_elem[0].node, &test_elem_ops);
 
-	timer = start_timer();
+	storm_handle(on_tick);
+	timer = storm_start(50000); /* every 50 microseconds */
 	run_phase(1, ranges_step, min_hits, "range map");
 	run_phase(2, batches_step, min_hits, "batches");
 	run_phase(3, value_step, min_hits, "latched value");
