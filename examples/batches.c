@@ -14,21 +14,17 @@ struct route {
 	struct latch_tree_node node;
 };
 
-static struct route *route_of(const struct latch_tree_node *n)
-{
-	return n ? latch_tree_entry(n, struct route, node) : NULL;
-}
-
-static bool route_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
-{
-	return route_of(a)->prefix < route_of(b)->prefix;
-}
-
 static int route_comp(const void *key, const struct latch_tree_node *n)
 {
-	long k = *(const long *)key, p = route_of(n)->prefix;
+	long k = *(const long *)key, p = latch_tree_entry(n, struct route, node)->prefix;
 
 	return (k > p) - (k < p);
+}
+
+/* less() must agree with comp(): derive it from comp(). */
+static bool route_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
+{
+	return route_comp(&latch_tree_entry(a, struct route, node)->prefix, b) < 0;
 }
 
 static const struct latch_tree_ops route_ops = { route_less, route_comp };
@@ -36,9 +32,9 @@ static struct latch_tree_root table = LATCH_TREE_ROOT_INIT;
 
 static int via(long prefix)
 {
-	struct route *r = route_of(latch_tree_find(&table, &prefix, &route_ops));
+	struct latch_tree_node *n = latch_tree_find(&table, &prefix, &route_ops);
 
-	return r ? r->via : -1;
+	return n ? latch_tree_entry(n, struct route, node)->via : -1;
 }
 
 int main(void)
