@@ -20,23 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <latch/tree.h>
+#include <latch/range.h>
 
 #define DEMO_STABLE_REGIONS 1024 /* never unregistered: must always resolve */
 #define DEMO_CHURN_REGIONS  1024 /* registered and unregistered all the time */
 #define DEMO_MAX_THREADS    64   /* workers besides the writer */
-
-/* A region of generated code: [start, end).  Never freed, never moved. */
-struct demo_region {
-	uintptr_t start, end;
-	struct latch_tree_node node;
-};
-
-/* One change to the region map: register or unregister @region. */
-struct demo_change {
-	bool insert;
-	struct demo_region *region;
-};
 
 /* What an implementation is known to do in this scenario. */
 enum demo_expect {
@@ -53,14 +41,17 @@ struct demo_map {
 	const char *lesson; /* what its row shows, for the closing paragraph */
 	/* Prepare an empty map.  Called once, before any other call. */
 	void (*init)(void);
-	/* Apply @n changes as one update.  Writer thread only. */
-	void (*apply)(const struct demo_change *changes, size_t n);
+	/*
+	 * Apply @n changes as one update (readers see all or none of a batch
+	 * where the map can).  Returns 0 or -errno.  Writer thread only.
+	 */
+	int (*apply)(const struct latch_range_change *changes, size_t n);
 	/*
 	 * The region holding @addr, or NULL; from the profiling signal
 	 * handler.  Returns 0, or -errno when the implementation refused
 	 * to look (then *found is NULL).
 	 */
-	int (*find)(uintptr_t addr, const struct demo_region **found);
+	int (*find)(uintptr_t addr, const struct latch_range **found);
 };
 
 /* liblatch, seqlock, rwlock: the order of the table. */
@@ -83,7 +74,6 @@ struct demo_slot {
 /* Everything the child reports; slot 0 is the writer, then the workers. */
 struct demo_shared {
 	unsigned long long updates; /* updates the writer completed */
-	unsigned long long batches; /* ... of which were batches of several changes */
 	unsigned finished;          /* the child completed its run */
 	unsigned nslots;
 	struct demo_slot slot[];
@@ -123,7 +113,7 @@ struct demo_outcome {
 	bool stuck_in_update;        /* the stuck lookup interrupted an update */
 	bool stuck_on_writer;        /* ... on the writer thread */
 	unsigned long long stuck_ns; /* how long the stuck lookup had run */
-	unsigned long long samples, interrupted, wrong, refused, worst_ns, updates, batches;
+	unsigned long long samples, interrupted, wrong, refused, worst_ns, updates;
 	bool as_expected;
 };
 

@@ -130,9 +130,8 @@ static void collect(struct demo_outcome *out, const struct demo_shared *shared)
 		if (worst > out->worst_ns)
 			out->worst_ns = worst;
 	}
-	/* Relaxed: progress counters, as above. */
+	/* Relaxed: a progress counter, as above. */
 	out->updates = LATCH_LOAD_RELAXED(&shared->updates);
-	out->batches = LATCH_LOAD_RELAXED(&shared->batches);
 }
 
 /* The thread whose lookup has been in progress longest, or -1 if none is. */

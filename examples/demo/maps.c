@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The three region maps the demo compares.  All three hold the same
- * regions in the same red-black tree code; they differ only in how a
- * lookup is kept safe from the writer:
+ * ranges (struct latch_range) in the same red-black tree code; they
+ * differ only in how a lookup is kept safe from the writer:
  *
- *   liblatch  two copies and a latch: a lookup never waits;
+ *   liblatch  latch_range_map: two copies and a latch, a lookup never waits;
  *   seqlock   one copy; a lookup waits while an update is in progress;
  *   rwlock    one copy; a lookup takes the read side of a pthread rwlock.
  */
@@ -15,69 +15,70 @@
 #include "demo.h"
 #include "seqlock-tree.h"
 
-static struct demo_region *region_of(const struct latch_tree_node *n)
+/* ---- liblatch: the range map, two copies under a latch ------------------ */
+
+static struct latch_range_map latch_map;
+
+static void latch_init(void)
 {
-	return latch_tree_entry(n, struct demo_region, node);
+	latch_range_map_init(&latch_map);
 }
 
-/* Regions never overlap, so ordering them by start orders them fully. */
-static bool region_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
+/* Single changes through insert/erase, batches through one commit. */
+static int latch_apply(const struct latch_range_change *changes, size_t n)
 {
-	return region_of(a)->start < region_of(b)->start;
+	if (n > 1)
+		return latch_range_commit(&latch_map, changes, n);
+	if (changes->op == LATCH_TREE_INSERT)
+		return latch_range_insert(&latch_map, changes->range);
+	latch_range_erase(&latch_map, changes->range);
+	return 0;
 }
 
-/* A range comparator: 0 when the address lies in [start, end). */
-static int region_comp(const void *key, const struct latch_tree_node *n)
+static int latch_find(uintptr_t addr, const struct latch_range **found)
+{
+	*found = latch_range_find(&latch_map, addr);
+	return 0;
+}
+
+/* ---- the single-copy peers: the same tree, ordered by a range comparator -- */
+
+static struct latch_range *range_of(const struct latch_tree_node *n)
+{
+	return latch_tree_entry(n, struct latch_range, node);
+}
+
+/* Ranges never overlap, so ordering them by start orders them fully. */
+static bool range_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
+{
+	return range_of(a)->start < range_of(b)->start;
+}
+
+/* 0 when the address lies in [start, end). */
+static int range_comp(const void *key, const struct latch_tree_node *n)
 {
 	uintptr_t addr = *(const uintptr_t *)key;
-	const struct demo_region *r = region_of(n);
+	const struct latch_range *r = range_of(n);
 
 	return addr < r->start ? -1 : addr >= r->end ? 1 : 0;
 }
 
-static const struct latch_tree_ops region_ops = { region_less, region_comp };
+static const struct latch_tree_ops range_ops = { range_less, range_comp };
 
-static const struct demo_region *region_or_null(const struct latch_tree_node *n)
+static const struct latch_range *range_or_null(const struct latch_tree_node *n)
 {
-	return n ? region_of(n) : NULL;
+	return n ? range_of(n) : NULL;
 }
-
-/* ---- liblatch ---------------------------------------------------------- */
-
-static struct latch_tree_root latch_map;
-
-static void latch_init(void)
-{
-	latch_tree_init(&latch_map);
-}
-
-static void latch_apply(const struct demo_change *changes, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (changes[i].insert)
-			latch_tree_insert(&latch_map, &changes[i].region->node, &region_ops);
-		else
-			latch_tree_erase(&latch_map, &changes[i].region->node, &region_ops);
-	}
-}
-
-static int latch_find(uintptr_t addr, const struct demo_region **found)
-{
-	*found = region_or_null(latch_tree_find(&latch_map, &addr, &region_ops));
-	return 0;
-}
-
-/* ---- the single-copy peers --------------------------------------------- */
 
 /* Apply @changes to the one copy; the caller keeps readers out. */
-static void one_copy_apply(struct latch_tree_root *root, const struct demo_change *changes,
+static void one_copy_apply(struct latch_tree_root *root, const struct latch_range_change *changes,
                            size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (changes[i].insert)
-			one_copy_insert(root, &changes[i].region->node, &region_ops);
+		if (changes[i].op == LATCH_TREE_INSERT)
+			one_copy_insert(root, &changes[i].range->node, &range_ops);
 		else
-			one_copy_erase(root, &changes[i].region->node);
+			one_copy_erase(root, &changes[i].range->node);
 	}
 }
 
@@ -88,16 +89,17 @@ static void seqlock_init(void)
 	seqlock_map = (struct seqlock_tree)SEQLOCK_TREE_INIT;
 }
 
-static void seqlock_apply(const struct demo_change *changes, size_t n)
+static int seqlock_apply(const struct latch_range_change *changes, size_t n)
 {
 	seqlock_tree_write_begin(&seqlock_map);
 	one_copy_apply(&seqlock_map.one, changes, n);
 	seqlock_tree_write_end(&seqlock_map);
+	return 0;
 }
 
-static int seqlock_find(uintptr_t addr, const struct demo_region **found)
+static int seqlock_find(uintptr_t addr, const struct latch_range **found)
 {
-	*found = region_or_null(seqlock_tree_find(&seqlock_map, &addr, &region_ops));
+	*found = range_or_null(seqlock_tree_find(&seqlock_map, &addr, &range_ops));
 	return 0;
 }
 
@@ -109,14 +111,18 @@ static void rwlock_init(void)
 	latch_tree_init(&rwlock_map);
 }
 
-static void rwlock_apply(const struct demo_change *changes, size_t n)
+static int rwlock_apply(const struct latch_range_change *changes, size_t n)
 {
-	pthread_rwlock_wrlock(&rwlock_lock);
+	int err = pthread_rwlock_wrlock(&rwlock_lock);
+
+	if (err)
+		return -err;
 	one_copy_apply(&rwlock_map, changes, n);
 	pthread_rwlock_unlock(&rwlock_lock);
+	return 0;
 }
 
-static int rwlock_find(uintptr_t addr, const struct demo_region **found)
+static int rwlock_find(uintptr_t addr, const struct latch_range **found)
 {
 	/* glibc refuses (EDEADLK) when this thread holds the write side. */
 	int err = pthread_rwlock_rdlock(&rwlock_lock);
@@ -124,7 +130,7 @@ static int rwlock_find(uintptr_t addr, const struct demo_region **found)
 	*found = NULL;
 	if (err)
 		return -err;
-	*found = region_or_null(one_copy_find(&rwlock_map, &addr, &region_ops));
+	*found = range_or_null(one_copy_find(&rwlock_map, &addr, &range_ops));
 	pthread_rwlock_unlock(&rwlock_lock);
 	return 0;
 }

@@ -130,7 +130,7 @@ void demo_report_header(const struct demo_options *opt)
 	put(opt, BOLD, "latch-demo: a sampling profiler over a JIT-like program\n\n");
 	snprintf(text, sizeof(text),
 	         "A writer thread registers and unregisters generated-code regions "
-	         "(%u that stay, %u that come and go, one at a time and in batches). "
+	         "(%u that stay, %u that come and go, one at a time and in atomic batches). "
 	         "It and %u worker thread%s each take SIGPROF %u times a second from "
 	         "their own profiling timer; the handler resolves the address its thread "
 	         "was using and checks the region it gets. Each map runs %.1f s in its own "
@@ -239,21 +239,22 @@ static enum judgement judge(struct demo_outcome *o, char *buf, size_t size)
 	return UNCLEAR;
 }
 
-#define NCOLS 5
+#define NCOLS 6
 
 /* The table's cells for @o, with the column widths widened to fit. */
 static void row_cells(const struct demo_outcome *o, char cells[NCOLS][32], size_t width[NCOLS])
 {
 	snprintf(cells[0], 32, "%s", o->map->label);
-	grouped(o->samples, cells[1]);
-	grouped(o->interrupted, cells[2]);
-	grouped(o->wrong, cells[3]);
+	grouped(o->updates, cells[1]);
+	grouped(o->samples, cells[2]);
+	grouped(o->interrupted, cells[3]);
+	grouped(o->wrong, cells[4]);
 	if (o->end == DEMO_END_HUNG)
-		snprintf(cells[4], 32, "stuck");
+		snprintf(cells[5], 32, "stuck");
 	else if (o->samples == 0)
-		snprintf(cells[4], 32, "-");
+		snprintf(cells[5], 32, "-");
 	else
-		duration(o->worst_ns, cells[4]);
+		duration(o->worst_ns, cells[5]);
 	for (int c = 0; c < NCOLS; c++) {
 		if (columns_of(cells[c]) > width[c])
 			width[c] = columns_of(cells[c]);
@@ -276,8 +277,8 @@ static void put_rule(const struct demo_options *opt, const size_t width[NCOLS])
 bool demo_report_table(const struct demo_options *opt, struct demo_outcome *outs, size_t n)
 {
 	static const char *const head[2][NCOLS] = {
-		{ "", "samples", "interrupted", "wrong", "worst" },
-		{ "map", "taken", "an update", "answers", "lookup" },
+		{ "", "writer", "samples", "interrupted", "wrong", "worst" },
+		{ "map", "updates", "taken", "an update", "answers", "lookup" },
 	};
 	static const enum paint mark_paint[] = { GREEN, RED, YELLOW };
 	static const char *const mark[] = { "✔", "✘", "?" };

@@ -32,8 +32,8 @@
 #define CHURN_OFFSET 0x8000u           /* churning regions sit between stable ones */
 #define BATCH        4                 /* changes in a batch: two out, two in */
 
-static struct demo_region demo_stable[DEMO_STABLE_REGIONS];
-static struct demo_region demo_churn[DEMO_CHURN_REGIONS];
+static struct latch_range demo_stable[DEMO_STABLE_REGIONS];
+static struct latch_range demo_churn[DEMO_CHURN_REGIONS];
 
 static const struct demo_map *map;
 static struct demo_shared *report;
@@ -76,13 +76,13 @@ static void lay_out_regions(void)
 static uintptr_t random_stable_address(unsigned long long *rng)
 {
 	unsigned long long r = next_random(rng);
-	const struct demo_region *region = &demo_stable[r % DEMO_STABLE_REGIONS];
+	const struct latch_range *region = &demo_stable[r % DEMO_STABLE_REGIONS];
 
 	return region->start + (uintptr_t)((r >> 32) % (region->end - region->start));
 }
 
 /* The stable region that holds @addr, by the layout. */
-static const struct demo_region *expected_region(uintptr_t addr)
+static const struct latch_range *expected_region(uintptr_t addr)
 {
 	return &demo_stable[(addr - BASE) / STRIDE];
 }
@@ -98,7 +98,7 @@ static void on_profiling_tick(int sig)
 {
 	struct demo_slot *s = my_slot;
 	int saved_errno = errno;
-	const struct demo_region *found;
+	const struct latch_range *found;
 	unsigned long long start, took;
 	uintptr_t pc;
 	unsigned interrupted;
@@ -213,38 +213,52 @@ static void *worker(void *arg)
  * Churning regions keep their addresses and are never freed, so one may
  * be registered again at once: no reader can see a changed key.
  */
-static size_t plan_update(struct demo_change *changes, bool *registered, unsigned long long *rng,
-                          unsigned long long n)
+static size_t plan_update(struct latch_range_change *changes, bool *registered,
+                          unsigned long long *rng, unsigned long long n)
 {
 	size_t len = 0;
 
 	if (n % 4u == 3u) {
 		for (unsigned tries = 0; tries < 64 && len < BATCH; tries++) {
 			unsigned i = (unsigned)(next_random(rng) % DEMO_CHURN_REGIONS);
-			bool insert = len >= BATCH / 2;
+			enum latch_tree_op op =
+			    len >= BATCH / 2 ? LATCH_TREE_INSERT : LATCH_TREE_ERASE;
 			size_t k;
 
-			for (k = 0; k < len && changes[k].region != &demo_churn[i]; k++)
+			for (k = 0; k < len && changes[k].range != &demo_churn[i]; k++)
 				;
-			if (k == len && registered[i] != insert)
-				changes[len++] = (struct demo_change){ insert, &demo_churn[i] };
+			if (k == len && registered[i] == (op == LATCH_TREE_ERASE))
+				changes[len++] = (struct latch_range_change){ op, &demo_churn[i] };
 		}
 	}
 	if (len == 0) {
 		unsigned i = (unsigned)(next_random(rng) % DEMO_CHURN_REGIONS);
 
-		changes[len++] = (struct demo_change){ !registered[i], &demo_churn[i] };
+		changes[len++] = (struct latch_range_change){ registered[i] ? LATCH_TREE_ERASE
+			                                                    : LATCH_TREE_INSERT,
+			                                      &demo_churn[i] };
 	}
 	for (size_t k = 0; k < len; k++)
-		registered[changes[k].region - demo_churn] = changes[k].insert;
+		registered[changes[k].range - demo_churn] = changes[k].op == LATCH_TREE_INSERT;
 	return len;
+}
+
+/* Apply @changes to the map; a refusal is a bug the run reports. */
+static void apply_or_die(const struct latch_range_change *changes, size_t n)
+{
+	int err = map->apply(changes, n);
+
+	if (err) {
+		errno = -err;
+		die("the map refused an update");
+	}
 }
 
 static void set_in_update(struct demo_slot *s, unsigned value)
 {
 	/* Signal fence: this thread's handler sees the flag ordered with the update. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* Relaxed: read only by this thread's own signal handler (and the parent's watchdog). */
+	/* Relaxed: read only by this thread's own signal handler. */
 	LATCH_STORE_RELAXED(&s->in_update, value);
 	/* Signal fence: as above, on the other side of the store. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -256,7 +270,7 @@ static void *writer(void *arg)
 	struct demo_slot *s = arg;
 	unsigned long long rng = 0x2545f4914f6cdd1dull, n = 0;
 	timer_t timer = start_profiling(s, 0, &rng);
-	struct demo_change changes[BATCH];
+	struct latch_range_change changes[BATCH];
 
 	while (!stopping()) {
 		size_t len = plan_update(changes, registered, &rng, n);
@@ -264,13 +278,11 @@ static void *writer(void *arg)
 		/* Relaxed: read only by this thread's own signal handler. */
 		LATCH_STORE_RELAXED(&s->pc, random_stable_address(&rng));
 		set_in_update(s, 1u);
-		map->apply(changes, len);
+		apply_or_die(changes, len);
 		set_in_update(s, 0u);
 		n++;
-		/* Relaxed: progress counters, single writer, read by the parent. */
+		/* Relaxed: a progress counter, single writer, read by the parent. */
 		LATCH_STORE_RELAXED(&report->updates, n);
-		if (len > 1)
-			count(&report->batches);
 	}
 	timer_delete(timer);
 	return NULL;
@@ -291,7 +303,7 @@ _Noreturn void demo_scenario_run(const struct demo_map *m, const struct demo_opt
 {
 	pthread_t threads[DEMO_MAX_THREADS + 1];
 	struct sigaction sa;
-	struct demo_change change;
+	struct latch_range_change change;
 
 	map = m;
 	report = shared;
@@ -300,8 +312,8 @@ _Noreturn void demo_scenario_run(const struct demo_map *m, const struct demo_opt
 	lay_out_regions();
 	map->init();
 	for (unsigned i = 0; i < DEMO_STABLE_REGIONS; i++) {
-		change = (struct demo_change){ true, &demo_stable[i] };
-		map->apply(&change, 1);
+		change = (struct latch_range_change){ LATCH_TREE_INSERT, &demo_stable[i] };
+		apply_or_die(&change, 1);
 	}
 
 	memset(&sa, 0, sizeof(sa));
