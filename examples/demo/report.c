@@ -134,7 +134,7 @@ void demo_report_header(const struct demo_options *opt)
 	         "It and %u worker thread%s each take SIGPROF %u times a second from "
 	         "their own profiling timer; the handler resolves the address its thread "
 	         "was using and checks the region it gets. Each map runs %.1f s in its own "
-	         "process; a lookup stuck for %.0f s counts as hung.",
+	         "process; a lookup stuck for %.0f\xc2\xa0s counts as hung.",
 	         DEMO_STABLE_REGIONS, DEMO_CHURN_REGIONS, opt->threads,
 	         opt->threads == 1 ? "" : "s", opt->rate, opt->seconds, DEMO_HANG_NS / 1e9);
 	put_paragraph(text, 2, text_width(opt));
@@ -178,6 +178,11 @@ void demo_progress_end(const struct demo_options *opt)
 
 enum judgement { PASSED, BROKE, UNCLEAR };
 
+static const char *plural(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* The verdict on @o into @buf; sets o->as_expected. */
 static enum judgement judge(struct demo_outcome *o, char *buf, size_t size)
 {
@@ -194,8 +199,8 @@ static enum judgement judge(struct demo_outcome *o, char *buf, size_t size)
 			             expect == DEMO_EXPECT_HANG_OR_FAIL ? "deadlocked" : "hung");
 
 			if (o->refused)
-				snprintf(buf + len, size - (size_t)len, ", after %s refusals",
-				         grouped(o->refused, n));
+				snprintf(buf + len, size - (size_t)len, ", after %s refusal%s",
+				         grouped(o->refused, n), plural(o->refused));
 		} else {
 			snprintf(buf, size, "hung: a lookup waited %s", duration(o->stuck_ns, n));
 		}
@@ -215,12 +220,13 @@ static enum judgement judge(struct demo_outcome *o, char *buf, size_t size)
 	if (o->refused) {
 		o->as_expected = expect == DEMO_EXPECT_HANG_OR_FAIL;
 		snprintf(buf, size,
-		         "failed: the lock refused %s lookups that interrupted the writer",
-		         grouped(o->refused, n));
+		         "failed: the lock refused %s lookup%s that interrupted the writer",
+		         grouped(o->refused, n), plural(o->refused));
 		return BROKE;
 	}
 	if (o->wrong) {
-		snprintf(buf, size, "failed: %s wrong answers", grouped(o->wrong, n));
+		snprintf(buf, size, "failed: %s wrong answer%s", grouped(o->wrong, n),
+		         plural(o->wrong));
 		return BROKE;
 	}
 	if (!o->interrupted) {
@@ -329,7 +335,7 @@ bool demo_report_table(const struct demo_options *opt, struct demo_outcome *outs
 	put_paragraph(text, 2, text_width(opt));
 	putchar('\n');
 	put(opt, all_as_expected ? GREEN : RED,
-	    all_as_expected ? "  Result: every map behaved as expected.\n"
-	                    : "  Result: not every map behaved as expected (see the verdicts).\n");
+	    all_as_expected ? "  Result: as expected.\n"
+	                    : "  Result: not as expected (see the verdicts).\n");
 	return all_as_expected;
 }
