@@ -280,6 +280,17 @@ static void put_rule(const struct demo_options *opt, const size_t width[NCOLS])
 	}
 }
 
+/* One line of the table: the first cell left-aligned, the numbers right-aligned. */
+static void put_row(const struct demo_options *opt, const char *const cells[NCOLS],
+                    const size_t width[NCOLS], enum paint first, enum paint rest)
+{
+	printf("  ");
+	for (int c = 0; c < NCOLS; c++) {
+		put_cell(opt, c == 0 ? first : rest, cells[c], width[c], c > 0);
+		printf(c + 1 < NCOLS ? "  " : "\n");
+	}
+}
+
 bool demo_report_table(const struct demo_options *opt, struct demo_outcome *outs, size_t n)
 {
 	static const char *const head[2][NCOLS] = {
@@ -302,20 +313,15 @@ bool demo_report_table(const struct demo_options *opt, struct demo_outcome *outs
 		all_as_expected = all_as_expected && outs[i].as_expected;
 	}
 
-	for (int r = 0; r < 2; r++) {
-		printf("  ");
-		for (int c = 0; c < NCOLS; c++) {
-			put_cell(opt, BOLD, head[r][c], width[c], c > 0);
-			printf(c + 1 < NCOLS ? "  " : "\n");
-		}
-	}
+	put_row(opt, head[0], width, BOLD, BOLD);
+	put_row(opt, head[1], width, BOLD, BOLD);
 	put_rule(opt, width);
 	for (size_t i = 0; i < n; i++) {
-		printf("  ");
-		for (int c = 0; c < NCOLS; c++) {
-			put_cell(opt, c == 0 ? BOLD : PLAIN, cells[i][c], width[c], c > 0);
-			printf(c + 1 < NCOLS ? "  " : "\n");
-		}
+		const char *row[NCOLS];
+
+		for (int c = 0; c < NCOLS; c++)
+			row[c] = cells[i][c];
+		put_row(opt, row, width, BOLD, PLAIN);
 		printf("    ");
 		put(opt, mark_paint[j[i]], mark[j[i]]);
 		printf(" ");
