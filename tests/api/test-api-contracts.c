@@ -8,11 +8,10 @@
  */
 #include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <latch/range.h>
 
+#include "../child.h"
 #include "../tree-invariants.h"
 
 #define UNCHANGED 3 /* exit status: aborted, structure intact */
@@ -41,54 +40,46 @@ static void on_abort(int sig)
 	_exit(UNCHANGED);
 }
 
-static void misuse(const char *call, int which)
+/* In the child: commit misuse @which, with the abort handler checking the aftermath. */
+static void commit_misuse(int which)
 {
 	struct latch_tree_change twice[2] = { { LATCH_TREE_INSERT, &elems[3].node },
 		                              { LATCH_TREE_INSERT, &elems[3].node } };
 	struct latch_tree_change absent[2] = { { LATCH_TREE_INSERT, &elems[3].node },
 		                               { LATCH_TREE_ERASE, &elems[2].node } };
-	int fds[2];
-	pid_t pid;
-	int status;
-	char msg[512] = "";
-	ssize_t len;
 
-	CHECK(pipe(fds) == 0, "pipe");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		dup2(fds[1], 2);
-		signal(SIGABRT, on_abort);
-		switch (which) {
-		case 0:
-			latch_tree_insert(&tree, &elems[0].node, &test_elem_ops);
-			break;
-		case 1:
-			latch_tree_erase(&tree, &elems[2].node, &test_elem_ops);
-			break;
-		case 2:
-			latch_tree_commit(&tree, twice, 2, &test_elem_ops);
-			break;
-		case 3:
-			latch_tree_commit(&tree, absent, 2, &test_elem_ops);
-			break;
-		case 4: /* keys 1 and 3 differ */
-			latch_tree_replace(&tree, &elems[0].node, &elems[3].node, &test_elem_ops);
-			break;
-		case 5: /* elems[1] is in the tree already */
-			latch_tree_replace(&tree, &elems[2].node, &elems[1].node, &test_elem_ops);
-			break;
-		default:
-			latch_range_erase(&map, &ranges[1]);
-			break;
-		}
-		_exit(0); /* the misuse went through: the parent reports it */
+	signal(SIGABRT, on_abort);
+	switch (which) {
+	case 0:
+		latch_tree_insert(&tree, &elems[0].node, &test_elem_ops);
+		break;
+	case 1:
+		latch_tree_erase(&tree, &elems[2].node, &test_elem_ops);
+		break;
+	case 2:
+		latch_tree_commit(&tree, twice, 2, &test_elem_ops);
+		break;
+	case 3:
+		latch_tree_commit(&tree, absent, 2, &test_elem_ops);
+		break;
+	case 4: /* keys 1 and 3 differ */
+		latch_tree_replace(&tree, &elems[0].node, &elems[3].node, &test_elem_ops);
+		break;
+	case 5: /* elems[1] is in the tree already */
+		latch_tree_replace(&tree, &elems[2].node, &elems[1].node, &test_elem_ops);
+		break;
+	default:
+		latch_range_erase(&map, &ranges[1]);
+		break;
 	}
-	close(fds[1]);
-	len = read(fds[0], msg, sizeof(msg) - 1);
-	msg[len > 0 ? len : 0] = '\0';
-	close(fds[0]);
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+}
+
+/* Misuse @which of @call must abort, naming @call, with everything intact. */
+static void misuse(const char *call, int which)
+{
+	char msg[512];
+	int status = test_run_child(commit_misuse, which, msg, sizeof(msg));
+
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == UNCHANGED,
 	      "%s misuse %d: expected an abort with the structure unchanged (status %#x): %s", call,
 	      which, status, msg);
@@ -110,6 +101,6 @@ int main(void)
 	misuse("latch_tree_replace", 4);
 	misuse("latch_tree_replace", 5);
 	misuse("latch_range_erase", 6);
-	puts("test-contracts: 7 misuses stopped with the structure unchanged");
+	puts("test-api-contracts: 7 misuses stopped with the structure unchanged");
 	return 0;
 }
