@@ -153,19 +153,21 @@ static int oldest_lookup(const struct demo_shared *shared, unsigned long long no
 	return oldest;
 }
 
-/* Note that lookup @stuck hung, or the writer's when it is stuck too (it is the cause). */
+/*
+ * Note that lookup @stuck hung.  When the writer is in a lookup too, that
+ * is the cause: the others wait for the update it interrupted (and may
+ * have started waiting before it did).
+ */
 static void note_stuck_lookup(struct demo_outcome *out, const struct demo_shared *shared, int stuck,
-                              unsigned long long age, unsigned long long now)
+                              unsigned long long age)
 {
 	/* Acquire: pairs with the handler's release store of the start time. */
-	unsigned long long writer_since = LATCH_LOAD_ACQUIRE(&shared->slot[0].lookup_since);
-
+	if (LATCH_LOAD_ACQUIRE(&shared->slot[0].lookup_since))
+		stuck = 0;
 	out->end = DEMO_END_HUNG;
 	out->stuck_ns = age;
-	if (writer_since && now > writer_since && now - writer_since >= DEMO_HANG_NS)
-		stuck = 0;
 	out->stuck_on_writer = stuck == 0;
-	/* Relaxed: ordered by the acquire load above (the lookup is still stuck). */
+	/* Relaxed: ordered by the acquire load of its start time (the lookup is stuck). */
 	out->stuck_in_update = LATCH_LOAD_RELAXED(&shared->slot[stuck].lookup_interrupted) != 0;
 }
 
@@ -231,7 +233,7 @@ static struct demo_outcome run_one(const struct demo_map *map, const struct demo
 		oldest = oldest_lookup(shared, now, &age);
 		if (age >= DEMO_HANG_NS || now - start > limit + DEMO_HANG_NS + EXIT_GRACE_NS) {
 			if (age >= DEMO_HANG_NS)
-				note_stuck_lookup(&out, shared, oldest, age, now);
+				note_stuck_lookup(&out, shared, oldest, age);
 			else
 				out.end = DEMO_END_OVERRAN;
 			kill(pid, SIGKILL);
