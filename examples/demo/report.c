@@ -133,7 +133,7 @@ void demo_report_header(const struct demo_options *opt)
 	         "(%u that stay, %u that come and go, one at a time and in atomic batches). "
 	         "It and %u worker thread%s each take SIGPROF %u times a second from "
 	         "their own profiling timer; the handler resolves the address its thread "
-	         "was using and checks the region it gets. Each map runs %.1f s in its own "
+	         "was using and checks the region it gets. Each map gets %.1f\xc2\xa0s in its own "
 	         "process; a lookup stuck for %.0f\xc2\xa0s counts as hung.",
 	         DEMO_STABLE_REGIONS, DEMO_CHURN_REGIONS, opt->threads,
 	         opt->threads == 1 ? "" : "s", opt->rate, opt->seconds, DEMO_HANG_NS / 1e9);
