@@ -32,7 +32,8 @@ static uint64_t cycles_to_ns(uint64_t cycles, struct clock_params *p)
 static void *reader(void *arg)
 {
 	(void)arg;
-	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+	/* Relaxed: a stop request; pthread_join() orders the counters. */
+	while (!LATCH_LOAD_RELAXED(&done)) {
 		struct clock_params p;
 
 		(void)cycles_to_ns(123456, &p);
@@ -55,7 +56,7 @@ int main(void)
 		next.check = next.base_ns ^ next.base_cycles ^ next.mult;
 		latch_value_store(&params, &next); /* one writer: no lock needed */
 	}
-	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+	LATCH_STORE_RELAXED(&done, 1); /* Relaxed: a stop request (see reader()). */
 	pthread_join(thread, NULL);
 
 	ns = cycles_to_ns(300000000, &p);

@@ -84,7 +84,8 @@ static void *profiler(void *arg)
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0)
 		timer_settime(timer, 0, &every, NULL);
-	for (uintptr_t pc = 0x10000; !__atomic_load_n(&stop, __ATOMIC_ACQUIRE); pc += 0x40) {
+	/* Relaxed: a stop request; pthread_join() orders the counters. */
+	for (uintptr_t pc = 0x10000; !LATCH_LOAD_RELAXED(&stop); pc += 0x40) {
 		bad_lookups += !resolve(0x10000 + pc % (FUNCTIONS * 0x100));
 		lookups++;
 	}
@@ -157,7 +158,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	LATCH_STORE_RELAXED(&stop, 1); /* Relaxed: a stop request (see profiler()). */
 	pthread_join(thread, NULL);
 	for (int f = 0; f < FUNCTIONS; f++) {
 		latch_range_erase(&code, &fn[f]->range);

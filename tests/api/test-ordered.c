@@ -14,9 +14,16 @@
  *    memory): the neighbours of its key;
  *  - the whole-structure invariants of both copies.
  *
+ * Then, concurrently: a reader thread walks the tree forwards and
+ * backwards and probes floor/ceil while the writer inserts and erases
+ * odd keys around fixed even ones.  Weak consistency must hold: every
+ * walk is strictly ordered and visits every even key (present throughout).
+ *
  * Overrides: LATCH_TEST_ORDERED_SIZE (largest tree, default 300),
- * LATCH_TEST_SEEDS (seeded runs per key-space shape, default 3).
+ * LATCH_TEST_SEEDS (seeded runs per key-space shape, default 3),
+ * LATCH_TEST_ORDERED_WALKS (concurrent walks each way, default 2000).
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "../tree-invariants.h"
@@ -183,10 +190,90 @@ static void run(long size, long keys, unsigned long long seed, struct model *m)
 	      "an empty tree has no first or last element");
 }
 
+#define FIXED 64 /* keys 0, 2, ..., 126 stay; odd keys 1..127 come and go */
+static struct test_elem fixed[FIXED], moving[FIXED];
+static struct latch_tree_root shared = LATCH_TREE_ROOT_INIT;
+static int walking;
+
+/* One walk each way and one probe each way; returns the keys visited. */
+static long walk_once(long probe)
+{
+	const struct latch_tree_node *n;
+	long prev = -1, fixed_seen = 0, visited = 0;
+
+	for (n = latch_tree_first(&shared); n; n = latch_tree_next(&shared, n, &test_elem_ops)) {
+		long k = elem(n)->key;
+
+		CHECK(k > prev, "walk next: key %ld after %ld", k, prev);
+		fixed_seen += k % 2 == 0;
+		prev = k;
+		visited++;
+	}
+	CHECK(fixed_seen == FIXED, "walk next saw %ld of the %d keys present throughout",
+	      fixed_seen, FIXED);
+	prev = 2 * FIXED;
+	fixed_seen = 0;
+	for (n = latch_tree_last(&shared); n; n = latch_tree_prev(&shared, n, &test_elem_ops)) {
+		long k = elem(n)->key;
+
+		CHECK(k < prev, "walk prev: key %ld after %ld", k, prev);
+		fixed_seen += k % 2 == 0;
+		prev = k;
+	}
+	CHECK(fixed_seen == FIXED, "walk prev saw %ld of the %d keys present throughout",
+	      fixed_seen, FIXED);
+	/* An odd probe: its own element if present, else the even neighbour. */
+	n = latch_tree_find_floor(&shared, &probe, &test_elem_ops);
+	CHECK(n && (elem(n)->key == probe || elem(n)->key == probe - 1), "floor(%ld)", probe);
+	n = latch_tree_find_ceil(&shared, &probe, &test_elem_ops);
+	CHECK(n && (elem(n)->key == probe || elem(n)->key == probe + 1), "ceil(%ld)", probe);
+	return visited;
+}
+
+static void *walker(void *arg)
+{
+	long walks = *(const long *)arg, visited = 0;
+
+	for (long w = 0; w < walks; w++)
+		visited += walk_once(2 * (w % (FIXED - 1)) + 1);
+	/* Relaxed: the writer only polls this flag; pthread_join() orders the rest. */
+	LATCH_STORE_RELAXED(&walking, 0);
+	CHECK(visited >= walks * FIXED, "walks visited too few keys");
+	return NULL;
+}
+
+/* Readers in another thread walk while the writer churns the odd keys. */
+static long concurrent_walks(long walks)
+{
+	struct test_rng rng = { 77 };
+	pthread_t thread;
+	long updates = 0;
+
+	for (long i = 0; i < FIXED; i++) {
+		fixed[i].key = 2 * i;
+		moving[i].key = 2 * i + 1;
+		latch_tree_insert(&shared, &fixed[i].node, &test_elem_ops);
+	}
+	LATCH_STORE_RELAXED(&walking, 1);
+	CHECK(pthread_create(&thread, NULL, walker, &walks) == 0, "pthread_create");
+	/* Relaxed: see walker(). */
+	while (LATCH_LOAD_RELAXED(&walking)) {
+		struct test_elem *e = &moving[test_rng_below(&rng, FIXED - 1)];
+
+		if (test_find(&shared, e->key) == e)
+			latch_tree_erase(&shared, &e->node, &test_elem_ops);
+		else
+			latch_tree_insert(&shared, &e->node, &test_elem_ops);
+		updates++;
+	}
+	pthread_join(thread, NULL);
+	return updates;
+}
+
 int main(void)
 {
 	long size = test_env_long("LATCH_TEST_ORDERED_SIZE", 300);
-	long seeds = test_env_long("LATCH_TEST_SEEDS", 3);
+	long seeds = test_env_long("LATCH_TEST_SEEDS", 3), walks;
 	struct model m = { 0 };
 
 	CHECK(size > 0, "LATCH_TEST_ORDERED_SIZE must be positive");
@@ -203,7 +290,10 @@ int main(void)
 		run(size, size / 8 + 2, (unsigned long long)seed + 99, &m); /* many duplicates */
 		run(size < 7 ? size : 7, 3, (unsigned long long)seed + 7, &m); /* tiny trees */
 	}
-	printf("test-ordered: %ld operations checked: all passed\n", m.ops);
+	printf("test-ordered: %ld operations checked; ", m.ops);
+	walks = test_env_long("LATCH_TEST_ORDERED_WALKS", 2000);
+	printf("%ld concurrent walks each way during %ld updates: all passed\n", walks,
+	       concurrent_walks(walks));
 	free(m.elems);
 	free(m.linked);
 	free(m.count);

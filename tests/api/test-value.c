@@ -85,7 +85,8 @@ static void *reader(void *arg)
 	unsigned long last = 0;
 	bool *done = arg;
 
-	while (!__atomic_load_n(done, __ATOMIC_ACQUIRE)) {
+	/* Relaxed: a stop request; pthread_join() orders what follows. */
+	while (!LATCH_LOAD_RELAXED(done)) {
 		struct snapshot s;
 
 		latch_value_load(&shared, &s);
@@ -95,7 +96,7 @@ static void *reader(void *arg)
 		CHECK(s.word[0] >= last, "load went back in time: %lu after %lu", s.word[0], last);
 		last = s.word[0];
 		/* Relaxed: a progress count; the writer only waits for it to grow. */
-		__atomic_store_n(&loads, loads + 1, __ATOMIC_RELAXED);
+		LATCH_STORE_RELAXED(&loads, loads + 1);
 	}
 	return NULL;
 }
@@ -118,14 +119,15 @@ int main(void)
 	stores = test_env_long("LATCH_TEST_VALUE_STORES", 200000);
 	CHECK(pthread_create(&thread, NULL, reader, &done) == 0, "pthread_create");
 	/* Store at least @stores times, and until the reader loaded 1000 times. */
-	for (long n = 1; n <= stores || __atomic_load_n(&loads, __ATOMIC_RELAXED) < 1000; n++) {
+	/* Relaxed: the reader's progress count orders nothing. */
+	for (long n = 1; n <= stores || LATCH_LOAD_RELAXED(&loads) < 1000; n++) {
 		struct snapshot s;
 
 		for (int i = 0; i < WORDS; i++)
 			s.word[i] = (unsigned long)n;
 		latch_value_store(&shared, &s);
 	}
-	__atomic_store_n(&done, true, __ATOMIC_RELEASE);
+	LATCH_STORE_RELAXED(&done, true); /* Relaxed: a stop request (see reader()). */
 	pthread_join(thread, NULL);
 	printf("test-value: round trips for 7 types, %ld stores against a concurrent reader: all "
 	       "passed\n",
