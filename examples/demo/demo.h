@@ -60,15 +60,17 @@ extern const struct demo_map demo_maps[DEMO_NMAPS];
 
 /* One thread's state and counters; written by the child, read by the parent. */
 struct demo_slot {
-	_Alignas(64) uintptr_t pc;       /* the address the thread is using now */
-	unsigned in_update;              /* nonzero while the thread changes the map */
-	unsigned lookup_interrupted;     /* the lookup in progress interrupted an update */
-	unsigned long long lookup_since; /* start of the lookup in progress (ns), 0 if none */
-	unsigned long long samples;      /* lookups started in the signal handler */
-	unsigned long long interrupted;  /* ... of which interrupted an update */
-	unsigned long long wrong;        /* lookups that gave the wrong region (or none) */
-	unsigned long long refused;      /* ... of which the implementation refused */
-	unsigned long long worst_ns;     /* slowest completed lookup */
+	_Alignas(64) uintptr_t pc;   /* the address the thread is using now */
+	unsigned in_update;          /* nonzero while the thread changes the map */
+	unsigned lookup_interrupted; /* the lookup in progress interrupted an update */
+	/* Start of the lookup in progress (ns), 0 if none.  The 8-byte fields
+	 * are accessed atomically: aligned to 8 on 32-bit targets too. */
+	_Alignas(8) unsigned long long lookup_since;
+	unsigned long long samples;     /* lookups started in the signal handler */
+	unsigned long long interrupted; /* ... of which interrupted an update */
+	unsigned long long wrong;       /* lookups that gave the wrong region (or none) */
+	unsigned long long refused;     /* ... of which the implementation refused */
+	unsigned long long worst_ns;    /* slowest completed lookup */
 };
 
 /* Everything the child reports; slot 0 is the writer, then the workers. */

@@ -27,10 +27,11 @@
 
 #include "demo.h"
 
-#define BASE         0x7f3a00000000ull /* where the fake code heap starts */
-#define STRIDE       0x10000u          /* one stable and one churning region per stride */
-#define CHURN_OFFSET 0x8000u           /* churning regions sit between stable ones */
-#define BATCH        4                 /* changes in a batch: two out, two in */
+/* Where the fake code heap starts; on 32-bit targets, below 4 GiB. */
+#define BASE         ((uintptr_t)(UINTPTR_MAX > 0xffffffffu ? 0x7f3a00000000ull : 0x7a000000u))
+#define STRIDE       0x10000u /* one stable and one churning region per stride */
+#define CHURN_OFFSET 0x8000u  /* churning regions sit between stable ones */
+#define BATCH        4        /* changes in a batch: two out, two in */
 
 static struct latch_range demo_stable[DEMO_STABLE_REGIONS];
 static struct latch_range demo_churn[DEMO_CHURN_REGIONS];
