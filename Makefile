@@ -60,7 +60,7 @@ check-urcu-long:
 # --- Portability: arm64 under qemu-user, 32-bit x86, and the CI matrix ---
 #
 #   make check-arm64   cross-build for arm64, run the tests under qemu-user
-#   make check-m32     32-bit x86 build (-m32) and tests; CC=clang works too
+#   make check-m32     32-bit x86 build (-m32) and tests
 #   make ci-matrix     every CI configuration in turn (.ci/matrix), each
 #                      stage timed; STAGES="arm64 m32" runs only those
 #
