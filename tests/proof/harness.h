@@ -20,6 +20,18 @@
 #include "check.h"
 #include "sut.h"
 
+/* PROOF_UNDER_TSAN: 1 in a ThreadSanitizer build (gcc or clang). */
+#if defined(__SANITIZE_THREAD__)
+#define PROOF_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PROOF_UNDER_TSAN 1
+#endif
+#endif
+#ifndef PROOF_UNDER_TSAN
+#define PROOF_UNDER_TSAN 0
+#endif
+
 struct proof_run {
 	const char *harness;
 	const struct sut_ops *sut;
