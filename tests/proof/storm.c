@@ -212,10 +212,13 @@ int main(int argc, char **argv)
 	}
 	if (!watch(goal, max_ms, hang_ms)) {
 		/* Some thread is stuck for good: report and leave without joining it. */
+		int status;
+
 		printf("proof-storm: %s: hang detected after %lu handler lookups\n", run.sut->name,
 		       LATCH_LOAD_RELAXED(&handler_lookups));
+		status = proof_verdict(&run);
 		fflush(stdout);
-		_exit(proof_verdict(&run));
+		_exit(status);
 	}
 	/* Relaxed: the threads only poll the flag. */
 	LATCH_STORE_RELAXED(&stop, 1);
