@@ -54,7 +54,7 @@ struct stepper {
 	long op, changing; /* the update in progress as the parent last saw it */
 	unsigned op_start; /* a reader's count taken when that update started */
 	unsigned prev;     /* a reader's count taken one instruction ago */
-	long steps, steps_in_update, ops_seen, probes;
+	long steps, steps_in_update, ops_seen, probes, initial;
 };
 
 /* Deterministic key choice shared by the child and (through status) the parent. */
@@ -223,6 +223,7 @@ int main(int argc, char **argv)
 		if (initially_present(key)) {
 			st.sut->insert(st.state, key);
 			st.present[key] = true;
+			st.initial++;
 		}
 
 	child = fork();
@@ -263,8 +264,10 @@ int main(int argc, char **argv)
 	waitpid(child, NULL, 0);
 
 	printf("proof-singlestep: %s: %ld writer instructions checked (%ld inside updates), "
-	       "%ld updates, %ld keys probed per instruction, %ld lookups\n",
-	       st.sut->name, st.steps, st.steps_in_update, st.ops_seen, st.keys + 2, st.probes);
+	       "%ld updates from %ld elements, %ld keys probed per instruction, %ld probes of 6 "
+	       "lookups each\n",
+	       st.sut->name, st.steps, st.steps_in_update, st.ops_seen, st.initial, st.keys + 2,
+	       st.probes);
 	if (!proof_caught(&st.run))
 		CHECK(st.steps_in_update > 0 && st.ops_seen > 1,
 		      "the run never stopped the writer inside an update: it proved nothing");
