@@ -45,8 +45,9 @@ static struct thread_slot slots[MAX_THREADS];
 static long nthreads;
 static int stop; /* accessed atomically */
 /* Handler statistics; accessed atomically. */
-static unsigned long handler_lookups, handler_in_update, handler_wrong;
+static unsigned long handler_lookups, handler_in_update, handler_in_lookup, handler_wrong;
 static _Thread_local volatile sig_atomic_t in_update; /* this thread is inside insert/erase */
+static _Thread_local volatile sig_atomic_t in_lookup; /* this reader is inside a lookup */
 static _Thread_local unsigned long next_probe;
 
 static void add(unsigned long *counter, unsigned long n)
@@ -67,6 +68,8 @@ static void on_tick(int sig)
 	add(&handler_lookups, 2);
 	if (in_update)
 		add(&handler_in_update, 2);
+	if (in_lookup)
+		add(&handler_in_lookup, 2);
 	errno = saved_errno;
 }
 
@@ -114,8 +117,11 @@ static void reader_loop(struct thread_slot *slot)
 
 	while (!stopping()) {
 		long key = (long)test_rng_below(&rng, KEYS + 8);
-		long got = run.sut->find(state, key);
+		long got;
 
+		in_lookup = 1;
+		got = run.sut->find(state, key);
+		in_lookup = 0;
 		if (key < STABLE ? got != key
 		    : key < KEYS ? got != key && got != SUT_ABSENT
 		                 : got != SUT_ABSENT)
@@ -227,9 +233,10 @@ int main(int argc, char **argv)
 
 	writer_updates = slots[0].progress;
 	printf("proof-storm: %s: %lu handler lookups (%lu interrupting an update on the writer's "
-	       "thread), %lu wrong; %lu updates, %ld threads signalled every %ld us\n",
-	       run.sut->name, handler_lookups, handler_in_update, handler_wrong, writer_updates,
-	       nthreads, test_env_long("LATCH_STORM_PERIOD_US", 20));
+	       "thread, %lu a lookup on a reader's), %lu wrong; %lu updates, %ld threads signalled "
+	       "every %ld us\n",
+	       run.sut->name, handler_lookups, handler_in_update, handler_in_lookup, handler_wrong,
+	       writer_updates, nthreads, test_env_long("LATCH_STORM_PERIOD_US", 20));
 	if (handler_wrong)
 		proof_violation(&run, "%lu handler lookups answered wrong", handler_wrong);
 	if (!proof_caught(&run))
