@@ -60,7 +60,8 @@ check-urcu-long:
 # --- Proof of the guarantee: long harness runs, valgrind, fuzzing (issue 3) ---
 #
 #   make stress     the single-step, signal-storm and linearizability harnesses
-#                   at their long settings, and every mutant against them
+#                   at their long settings over the latch tree, the range map
+#                   and the latched value, and every mutant against them
 #   make memcheck   the tests under valgrind memcheck (any error fails)
 #   make fuzz       the libFuzzer target for FUZZ_SECONDS (clang, ASan+UBSan)
 #
@@ -83,6 +84,12 @@ stress: all
 	LATCH_STORM_LOOKUPS=$(STRESS_SIGNALS) LATCH_STORM_MAX_MS=600000 nice -n 10 $(PROOF)/proof-storm
 	nice -n 10 $(PROOF)/proof-storm seqlock-tree --expect-caught
 	LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 $(PROOF)/proof-linear
+	for s in range-map latched-value; do \
+		LATCH_PROOF_STEPS=$(STRESS_STEPS) nice -n 10 $(PROOF)/proof-singlestep $$s || exit 1; \
+		LATCH_STORM_LOOKUPS=$(STRESS_SIGNALS) LATCH_STORM_MAX_MS=600000 \
+			nice -n 10 $(PROOF)/proof-storm $$s || exit 1; \
+		LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 $(PROOF)/proof-linear $$s || exit 1; \
+	done
 	for m in wrong-copy skip-retry flip-once; do \
 		nice -n 10 $(PROOF)/proof-singlestep mutant-$$m --expect-caught || exit 1; \
 		LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 \

@@ -45,9 +45,24 @@ struct sut_ops {
 	long (*descend)(const void *s, unsigned idx, long key, unsigned *steps);
 };
 
-/* The correct structures and the deliberately broken ones (mutants.c). */
+/*
+ * The table of a latched structure whose functions are named after one
+ * prefix: PREFIX_size, _init, _insert, _erase, _find, _read_begin,
+ * _attempt, _read_retry and _descend, over two copies.
+ */
+#define SUT_LATCHED_OPS(name_, prefix)                                                             \
+	{                                                                                          \
+		.name = (name_), .size = prefix##_size, .init = prefix##_init,                     \
+		.insert = prefix##_insert, .erase = prefix##_erase, .find = prefix##_find,         \
+		.read_begin = prefix##_read_begin, .read_attempt = prefix##_attempt,               \
+		.read_retry = prefix##_read_retry, .copies = 2, .descend = prefix##_descend,       \
+	}
+
+/* The latch tree, the seqlock peer and the deliberately broken trees (mutants.c). */
 extern const struct sut_ops sut_latch_tree, sut_seqlock_tree;
 extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mutant_flip_once;
+/* The other latched structures (sut-range.c, sut-value.c). */
+extern const struct sut_ops sut_range_map, sut_latched_value;
 
 /* The structure named @name (any of the above), or NULL. */
 const struct sut_ops *sut_by_name(const char *name);
