@@ -72,7 +72,8 @@ STRESS_SIGNALS ?= 1000000
 STRESS_LOOKUPS ?= 10000000
 PROOF          := $(BUILD)/tests/proof
 MEMCHECK_BUILD ?= build-memcheck
-VALGRIND_OPTS  ?= --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
+VALGRIND_OPTS  ?= --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+                  --suppressions=$(CURDIR)/tests/proof/valgrind.supp
 FUZZ_BUILD     ?= build-fuzz
 FUZZ_SECONDS   ?= 60
 FUZZ_ARGS      ?= -max_len=64
