@@ -82,3 +82,55 @@ check-m32:
 
 ci-matrix:
 	bash .ci/matrix $(STAGES)
+
+# --- Proof of the guarantee: long harness runs, valgrind, fuzzing (issue 3) ---
+#
+#   make stress     the single-step, signal-storm and linearizability harnesses
+#                   at their long settings over the latch tree, the range map
+#                   and the latched value, and every mutant against them
+#   make memcheck   the tests under valgrind memcheck (any error fails)
+#   make fuzz       the libFuzzer target for FUZZ_SECONDS (clang, ASan+UBSan)
+#
+# Counts: STRESS_STEPS (writer instructions single-stepped), STRESS_SIGNALS
+# (handler lookups in the storm), STRESS_LOOKUPS (linearizability lookups).
+STRESS_STEPS   ?= 1000000
+STRESS_SIGNALS ?= 1000000
+STRESS_LOOKUPS ?= 10000000
+PROOF          := $(BUILD)/tests/proof
+MEMCHECK_BUILD ?= build-memcheck
+VALGRIND_OPTS  ?= --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+                  --suppressions=$(CURDIR)/tests/proof/valgrind.supp
+FUZZ_BUILD     ?= build-fuzz
+FUZZ_SECONDS   ?= 60
+FUZZ_ARGS      ?= -max_len=64
+
+.PHONY: stress memcheck fuzz
+
+stress: all
+	LATCH_PROOF_STEPS=$(STRESS_STEPS) nice -n 10 $(PROOF)/proof-singlestep
+	LATCH_STORM_LOOKUPS=$(STRESS_SIGNALS) LATCH_STORM_MAX_MS=600000 nice -n 10 $(PROOF)/proof-storm
+	nice -n 10 $(PROOF)/proof-storm seqlock-tree --expect-caught
+	LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 $(PROOF)/proof-linear
+	for s in range-map latched-value; do \
+		LATCH_PROOF_STEPS=$(STRESS_STEPS) nice -n 10 $(PROOF)/proof-singlestep $$s || exit 1; \
+		LATCH_STORM_LOOKUPS=$(STRESS_SIGNALS) LATCH_STORM_MAX_MS=600000 \
+			nice -n 10 $(PROOF)/proof-storm $$s || exit 1; \
+		LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 $(PROOF)/proof-linear $$s || exit 1; \
+	done
+	for m in wrong-copy skip-retry flip-once; do \
+		nice -n 10 $(PROOF)/proof-singlestep mutant-$$m --expect-caught || exit 1; \
+		LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 \
+			$(PROOF)/proof-linear mutant-$$m --expect-caught || exit 1; \
+	done
+
+memcheck:
+	$(MAKE) all BUILD=$(MEMCHECK_BUILD) SANITIZE=
+	cd $(MEMCHECK_BUILD) && LATCH_TEST_MAX_SIZE=4096 nice -n 10 $(CTEST) --output-on-failure \
+		-LE no-memcheck -T memcheck --overwrite MemoryCheckCommand=$$(command -v valgrind) \
+		--overwrite "MemoryCheckCommandOptions=$(VALGRIND_OPTS)" $(CTEST_ARGS)
+
+fuzz:
+	$(MAKE) all BUILD=$(FUZZ_BUILD) CC=clang CXX=clang++ SANITIZE=address,undefined
+	mkdir -p $(FUZZ_BUILD)/fuzz-corpus
+	nice -n 10 $(FUZZ_BUILD)/tests/fuzz/fuzz-tree -max_total_time=$(FUZZ_SECONDS) \
+		-print_final_stats=1 $(FUZZ_ARGS) $(FUZZ_BUILD)/fuzz-corpus tests/fuzz/corpus

@@ -72,7 +72,8 @@ static void *writer(void *arg)
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	CHECK(timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0, "timer_create");
 	CHECK(timer_settime(timer, 0, &every, NULL) == 0, "timer_settime");
-	while (!stop) {
+	/* Relaxed: the flag crosses threads but only ends the loop. */
+	while (!LATCH_LOAD_RELAXED(&stop)) {
 		struct test_elem *e = &churn[updates % CHURN];
 
 		in_update = 1;
@@ -111,7 +112,8 @@ int main(void)
 
 	CHECK(pthread_create(&thread, NULL, writer, NULL) == 0, "pthread_create");
 	usleep((useconds_t)ms * 1000);
-	stop = 1;
+	/* Relaxed: see the writer's loop. */
+	LATCH_STORE_RELAXED(&stop, 1);
 	pthread_join(thread, &updates);
 	alarm(0);
 

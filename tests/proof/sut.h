@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A "structure under test": the small table of operations every proof
+ * harness (single-step, signal storm, linearizability, mutants) drives, so
+ * one harness checks the latch tree, the seqlock peer and the deliberately
+ * broken variants alike, and later latched structures join by adding an
+ * entry.
+ *
+ * A structure holds keys 0 .. keys-1, each at most once; insert and erase
+ * are called only for an absent / present key.  Lookups answer with the
+ * key of the element they found (read from the element itself, so a wrong
+ * element shows up as a wrong key) or SUT_ABSENT.
+ *
+ * The read side is also offered split into one attempt (read_begin,
+ * read_attempt, read_retry), so a harness can check that an attempt is
+ * right on its first try, or replay a reader that started earlier.
+ * Structures without a latch leave those members NULL.
+ */
+#ifndef LATCH_PROOF_SUT_H
+#define LATCH_PROOF_SUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A lookup's answer when it found no element. */
+#define SUT_ABSENT (-1L)
+
+struct sut_ops {
+	const char *name;
+	/* bytes of state for @keys keys (the harness places it, e.g. in shared memory) */
+	size_t (*size)(long keys);
+	/* make @s an empty structure for keys 0 .. @keys-1; before sharing */
+	void (*init)(void *s, long keys);
+	/* writer only, serialized */
+	void (*insert)(void *s, long key);
+	void (*erase)(void *s, long key);
+	/* any context: the structure's complete lookup */
+	long (*find)(const void *s, long key);
+	/* one read attempt, split; NULL for structures without a latch */
+	unsigned (*read_begin)(const void *s);
+	long (*read_attempt)(const void *s, unsigned start, long key);
+	bool (*read_retry)(const void *s, unsigned start);
+	/* number of copies, and a raw descent of copy @idx counting its @steps */
+	unsigned copies;
+	long (*descend)(const void *s, unsigned idx, long key, unsigned *steps);
+};
+
+/*
+ * The table of a latched structure whose functions are named after one
+ * prefix: PREFIX_size, _init, _insert, _erase, _find, _read_begin,
+ * _attempt, _read_retry and _descend, over two copies.
+ */
+#define SUT_LATCHED_OPS(name_, prefix)                                                             \
+	{                                                                                          \
+		.name = (name_), .size = prefix##_size, .init = prefix##_init,                     \
+		.insert = prefix##_insert, .erase = prefix##_erase, .find = prefix##_find,         \
+		.read_begin = prefix##_read_begin, .read_attempt = prefix##_attempt,               \
+		.read_retry = prefix##_read_retry, .copies = 2, .descend = prefix##_descend,       \
+	}
+
+/* The latch tree, the seqlock peer and the deliberately broken trees (mutants.c). */
+extern const struct sut_ops sut_latch_tree, sut_seqlock_tree;
+extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mutant_flip_once;
+/* The other latched structures (sut-range.c, sut-value.c). */
+extern const struct sut_ops sut_range_map, sut_latched_value;
+
+/* The structure named @name (any of the above), or NULL. */
+const struct sut_ops *sut_by_name(const char *name);
+
+/* Print the names sut_by_name() knows to stderr. */
+void sut_list(void);
+
+#endif /* LATCH_PROOF_SUT_H */
