@@ -44,7 +44,7 @@ static const struct latch_tree_ops item_ops = { item_less, item_comp };
 static const char *insert_origin(void)
 {
 	void (*fn)(struct latch_tree_root *, struct latch_tree_node *,
-		   const struct latch_tree_ops *) = latch_tree_insert;
+	           const struct latch_tree_ops *) = latch_tree_insert;
 	void *addr;
 	Dl_info info;
 
@@ -94,8 +94,9 @@ int main(int argc, char **argv)
 		bool from_library = strstr(origin, "liblatch.so") != NULL;
 
 		if (from_library != (strcmp(argv[1], "shared") == 0)) {
-			fprintf(stderr, "consumer: expected %s linking, latch_tree_insert is in '%s'\n",
-				argv[1], origin);
+			fprintf(stderr,
+			        "consumer: expected %s linking, latch_tree_insert is in '%s'\n",
+			        argv[1], origin);
 			return 1;
 		}
 		printf("consumer: %s linking ok (%s)\n", argv[1], origin);
