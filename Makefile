@@ -43,3 +43,13 @@ install: configure
 
 clean:
 	rm -rf $(BUILD)
+
+# Documentation and packaging: man pages, ABI and consumer checks.
+#   make man              build the man pages (needs scdoc) into $(BUILD)/docs/man3
+#   make packaging-check  run only the ABI, man page and consumer/install tests
+.PHONY: man packaging-check
+man: configure
+	$(CMAKE) --build $(BUILD) --target man
+
+packaging-check: all
+	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS) -R '^(abi|man-|consumer-|install-)'

@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# check-abi.sh NM READELF LIBRARY SYMBOLS MAP SONAME PAGES
+# check-abi.sh NM READELF LIBRARY SYMBOLS MAP SONAME PAGES HEADERS
 #
 # Fails when the symbols LIBRARY exports (nm -D --defined-only) differ
-# from the list in SYMBOLS or from the global names of the version script
-# MAP, when an exported symbol carries no version from MAP, when the
-# SONAME is not SONAME, or when an exported symbol has no man page in PAGES.
+# from the list in SYMBOLS, from the global names of the version script
+# MAP or from the functions the public HEADERS declare with LATCH_API, when
+# an exported symbol carries no version from MAP, when the SONAME is not
+# SONAME, or when an exported symbol has no man page in PAGES.
 set -eu
-nm=$1 readelf=$2 lib=$3 symbols=$4 map=$5 soname=$6 pages=$7
+nm=$1 readelf=$2 lib=$3 symbols=$4 map=$5 soname=$6 pages=$7 headers=$8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
@@ -32,6 +33,11 @@ $(cat "$tmp/d1")"
 diff -u "$tmp/listed" "$tmp/mapped" >"$tmp/d2" ||
 	fail "the version script differs from $symbols (- listed only, + in the map only):
 $(cat "$tmp/d2")"
+# Functions declared "LATCH_API <type> name(" in the public headers.
+sed -n 's/^LATCH_API .*[ *]\(latch_[a-z0-9_]*\)(.*/\1/p' "$headers"/*.h | sort -u >"$tmp/declared"
+diff -u "$tmp/listed" "$tmp/declared" >"$tmp/d3" ||
+	fail "LATCH_API declarations differ from $symbols (- listed only, + declared only):
+$(cat "$tmp/d3")"
 
 version=$(awk '/{/ { print $1; exit }' "$map")
 unversioned=$(grep -v "@@$version\$" "$tmp/raw" || true)
