@@ -134,3 +134,13 @@ fuzz:
 	mkdir -p $(FUZZ_BUILD)/fuzz-corpus
 	nice -n 10 $(FUZZ_BUILD)/tests/fuzz/fuzz-tree -max_total_time=$(FUZZ_SECONDS) \
 		-print_final_stats=1 $(FUZZ_ARGS) $(FUZZ_BUILD)/fuzz-corpus tests/fuzz/corpus
+
+# Documentation and packaging: man pages, ABI and consumer checks.
+#   make man              build the man pages (needs scdoc) into $(BUILD)/docs/man3
+#   make packaging-check  run only the ABI, man page and consumer/install tests
+.PHONY: man packaging-check
+man: configure
+	$(CMAKE) --build $(BUILD) --target man
+
+packaging-check: all
+	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS) -R '^(abi|man-|consumer-|install-)'

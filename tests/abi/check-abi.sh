@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# check-abi.sh NM READELF LIBRARY SYMBOLS MAP SONAME PAGES HEADERS
+#
+# Fails when the symbols LIBRARY exports (nm -D --defined-only) differ
+# from the list in SYMBOLS, from the global names of the version script
+# MAP or from the functions the public HEADERS declare with LATCH_API, when
+# an exported symbol carries no version from MAP, when the SONAME is not
+# SONAME, or when an exported symbol has no man page in PAGES.
+set -eu
+nm=$1 readelf=$2 lib=$3 symbols=$4 map=$5 soname=$6 pages=$7 headers=$8
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	status=1
+}
+
+# Exported names (version suffixes stripped), without the version nodes (type A).
+"$nm" -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' >"$tmp/raw"
+sed 's/@.*//' "$tmp/raw" | sort -u >"$tmp/exported"
+grep -v -e '^#' -e '^$' "$symbols" | sort -u >"$tmp/listed"
+# Names between "global:" and "local:" in the version script.
+awk '/global:/ { on = 1; next } /local:/ { on = 0 } on && /;/ { gsub(/[ \t;]/, ""); print }' \
+	"$map" | sort -u >"$tmp/mapped"
+
+[ -s "$tmp/exported" ] || fail "$lib exports nothing"
+diff -u "$tmp/listed" "$tmp/exported" >"$tmp/d1" ||
+	fail "exported symbols differ from $symbols (- listed only, + exported only):
+$(cat "$tmp/d1")"
+diff -u "$tmp/listed" "$tmp/mapped" >"$tmp/d2" ||
+	fail "the version script differs from $symbols (- listed only, + in the map only):
+$(cat "$tmp/d2")"
+# Functions declared "LATCH_API <type> name(" in the public headers.
+sed -n 's/^LATCH_API .*[ *]\(latch_[a-z0-9_]*\)(.*/\1/p' "$headers"/*.h | sort -u >"$tmp/declared"
+diff -u "$tmp/listed" "$tmp/declared" >"$tmp/d3" ||
+	fail "LATCH_API declarations differ from $symbols (- listed only, + declared only):
+$(cat "$tmp/d3")"
+
+version=$(awk '/{/ { print $1; exit }' "$map")
+unversioned=$(grep -v "@@$version\$" "$tmp/raw" || true)
+[ -z "$unversioned" ] || fail "exported without version $version: $unversioned"
+
+actual=$("$readelf" -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$actual" = "$soname" ] || fail "SONAME is '$actual', expected '$soname'"
+
+# Every exported symbol is named on a man page's NAME line.
+awk 'prev == "# NAME" && $0 != "" { print; prev = "" } $0 == "# NAME" { prev = $0 }' \
+	"$pages"/*.3.scd | sed 's/ - .*//; s/, /\n/g' | sort -u >"$tmp/documented"
+undocumented=$(comm -23 "$tmp/exported" "$tmp/documented")
+[ -z "$undocumented" ] || fail "exported but on no man page: $undocumented"
+
+[ $status -ne 0 ] || echo "ABI ok: $(wc -l <"$tmp/exported") symbols, version $version, SONAME $actual"
+exit $status
