@@ -104,8 +104,7 @@ void report_header(FILE *out)
 static const char *const workload_titles[] = {
 	"",
 	"1. Lookup cost, one thread (ns per lookup)",
-	"2. Read-mostly concurrency: one writer doing insert+erase pairs, readers on the other "
-	"cores",
+	"2. Read-mostly concurrency: one writer (insert+erase pairs), readers on other cores",
 	"3. Write cost, one thread (ns per insert+erase pair)",
 	"4. Address ranges (ns per operation)",
 	"5. Batches: latch_tree_commit() with a reader on the other core",

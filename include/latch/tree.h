@@ -57,7 +57,13 @@ struct latch_tree_root {
 };
 
 /** Static initialiser for an empty struct latch_tree_root. */
-#define LATCH_TREE_ROOT_INIT { LATCH_SEQ_INIT, { LATCH_RB_ROOT_INIT, LATCH_RB_ROOT_INIT } }
+#define LATCH_TREE_ROOT_INIT                                                                       \
+	{                                                                                          \
+		LATCH_SEQ_INIT,                                                                    \
+		{                                                                                  \
+			LATCH_RB_ROOT_INIT, LATCH_RB_ROOT_INIT                                     \
+		}                                                                                  \
+	}
 
 /** The element's key ordering; see the file comment. */
 struct latch_tree_ops {
@@ -68,8 +74,7 @@ struct latch_tree_ops {
 };
 
 /** The element that embeds the node @ptr as its member @member. */
-#define latch_tree_entry(ptr, type, member) \
-	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+#define latch_tree_entry(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /**
  * latch_tree_init() - make @root an empty tree.
@@ -94,7 +99,7 @@ static inline void latch_tree_init(struct latch_tree_root *root)
  * Writer only: calls that change @root must be serialized by the caller.
  */
 LATCH_API void latch_tree_insert(struct latch_tree_root *root, struct latch_tree_node *node,
-		       const struct latch_tree_ops *ops);
+                                 const struct latch_tree_ops *ops);
 
 /**
  * latch_tree_erase() - remove @node, which must be in the tree.
@@ -106,11 +111,11 @@ LATCH_API void latch_tree_insert(struct latch_tree_root *root, struct latch_tree
  * Writer only: calls that change @root must be serialized by the caller.
  */
 LATCH_API void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node,
-		      const struct latch_tree_ops *ops);
+                                const struct latch_tree_ops *ops);
 
 /* The element that embeds @rb as its node for copy @idx. */
 static inline struct latch_tree_node *latch_tree_from_rb_(const struct latch_rb_node *rb,
-							  unsigned idx)
+                                                          unsigned idx)
 {
 	return latch_tree_entry(rb - idx, struct latch_tree_node, node);
 }
@@ -120,9 +125,9 @@ static inline struct latch_tree_node *latch_tree_from_rb_(const struct latch_rb_
  * or NULL when none was found within LATCH_RB_MAX_DEPTH steps.  The
  * caller's latch retry check decides whether the answer stands.
  */
-static inline struct latch_tree_node *
-latch_tree_find_in_copy_(const struct latch_tree_root *root, unsigned idx, const void *key,
-			 const struct latch_tree_ops *ops)
+static inline struct latch_tree_node *latch_tree_find_in_copy_(const struct latch_tree_root *root,
+                                                               unsigned idx, const void *key,
+                                                               const struct latch_tree_ops *ops)
 {
 	const struct latch_rb_node *rb = latch_rb_root_node(&root->tree[idx]);
 	unsigned steps;
@@ -144,8 +149,8 @@ latch_tree_find_in_copy_(const struct latch_tree_root *root, unsigned idx, const
  * only; the caller steers readers away from copy @idx first.
  */
 static inline void latch_tree_insert_copy_(struct latch_tree_root *root,
-					   struct latch_tree_node *node, unsigned idx,
-					   const struct latch_tree_ops *ops)
+                                           struct latch_tree_node *node, unsigned idx,
+                                           const struct latch_tree_ops *ops)
 {
 	struct latch_rb_node **link = &root->tree[idx].node;
 	struct latch_rb_node *parent = NULL;
@@ -154,8 +159,8 @@ static inline void latch_tree_insert_copy_(struct latch_tree_root *root,
 	while (*link) {
 		parent = *link;
 		link = &parent->child[ops->less(node, latch_tree_from_rb_(parent, idx))
-					      ? LATCH_RB_LEFT
-					      : LATCH_RB_RIGHT];
+		                          ? LATCH_RB_LEFT
+		                          : LATCH_RB_RIGHT];
 	}
 	latch_rb_link_node(&node->node[idx], parent, link);
 	latch_rb_insert_colour(&node->node[idx], &root->tree[idx]);
@@ -170,16 +175,24 @@ static inline void latch_tree_insert_copy_(struct latch_tree_root *root,
  * Cost O(log n) per attempt.  Any context, including signal handlers;
  * needs no serialization.  Inline so a constant @ops inlines comp().
  */
-static inline struct latch_tree_node *
-latch_tree_find(const struct latch_tree_root *root, const void *key,
-		const struct latch_tree_ops *ops)
+static inline struct latch_tree_node *latch_tree_find(const struct latch_tree_root *root,
+                                                      const void *key,
+                                                      const struct latch_tree_ops *ops)
 {
 	struct latch_tree_node *found;
 	unsigned start;
 
 	do {
 		start = latch_seq_read_begin(&root->seq);
-		found = latch_tree_find_in_copy_(root, start & 1u, key, ops);
+		/*
+		 * One descent per copy, each with a constant index: the
+		 * compiler folds the copy's node offset into every load's
+		 * address, so a step costs what it costs in a one-copy tree
+		 * (a variable index adds an address computation to each
+		 * step's chain of dependent loads).
+		 */
+		found = start & 1u ? latch_tree_find_in_copy_(root, 1, key, ops)
+		                   : latch_tree_find_in_copy_(root, 0, key, ops);
 	} while (latch_seq_read_retry(&root->seq, start));
 	return found;
 }
