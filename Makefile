@@ -35,7 +35,10 @@ check: all
 demo: all
 	$(BUILD)/examples/latch-demo $(DEMO_ARGS)
 
-install: all
+# Re-configure first: PREFIX is baked into latch.pc and the CMake package.
+install: configure
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
 	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD)
 
 clean:

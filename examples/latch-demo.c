@@ -27,7 +27,8 @@ struct item {
 
 static bool item_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
 {
-	return latch_tree_entry(a, struct item, node)->key < latch_tree_entry(b, struct item, node)->key;
+	return latch_tree_entry(a, struct item, node)->key <
+	       latch_tree_entry(b, struct item, node)->key;
 }
 
 static int item_comp(const void *key, const struct latch_tree_node *n)
@@ -40,7 +41,7 @@ static int item_comp(const void *key, const struct latch_tree_node *n)
 static const struct latch_tree_ops item_ops = { item_less, item_comp };
 
 #define STABLE 256 /* keys 0..255 are never removed */
-#define CHURN 256  /* keys 1000.. come and go */
+#define CHURN  256 /* keys 1000.. come and go */
 
 static struct latch_tree_root tree = LATCH_TREE_ROOT_INIT;
 static struct item stable[STABLE], churn[CHURN];
@@ -118,12 +119,14 @@ int main(int argc, char **argv)
 	sleep((unsigned)seconds);
 	stop = 1;
 	pthread_join(thread, NULL);
-	printf("lookups in the signal handler: %ld, inside an interrupted update: %ld, wrong: %ld\n",
-	       (long)lookups, (long)lookups_in_update, (long)wrong);
+	printf(
+	    "lookups in the signal handler: %ld, inside an interrupted update: %ld, wrong: %ld\n",
+	    (long)lookups, (long)lookups_in_update, (long)wrong);
 	if (wrong || !lookups_in_update) {
 		printf("FAILED\n");
 		return 1;
 	}
-	printf("every lookup finished and was right, including the ones that interrupted an update\n");
+	printf(
+	    "every lookup finished and was right, including the ones that interrupted an update\n");
 	return 0;
 }

@@ -13,12 +13,12 @@
 #ifdef NDEBUG
 #define LATCH_CONTRACT(cond, call, what) ((void)0)
 #else
-#define LATCH_CONTRACT(cond, call, what)                                                    \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "%s: contract violation: %s\n", (call), (what));    \
-			abort();                                                            \
-		}                                                                           \
+#define LATCH_CONTRACT(cond, call, what)                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s: contract violation: %s\n", (call), (what));           \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 #endif
 

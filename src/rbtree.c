@@ -69,7 +69,7 @@ static void set_child(struct latch_rb_node *n, int dir, struct latch_rb_node *ch
 
 /* Make whatever pointed at @old (its parent's link, or the root) point at @new_node. */
 static void replace_child(struct latch_rb_node *parent, struct latch_rb_node *old,
-			  struct latch_rb_node *new_node, struct latch_rb_root *root)
+                          struct latch_rb_node *new_node, struct latch_rb_root *root)
 {
 	if (parent)
 		set_child(parent, side_of(old, parent), new_node);
@@ -422,7 +422,7 @@ struct latch_rb_node *latch_rb_prev(const struct latch_rb_node *node)
 
 /* Black height of the subtree at @n, or -1 with *why set. */
 static long check_subtree(const struct latch_rb_node *n, const struct latch_rb_node *parent,
-			  unsigned depth, long *count, const char **why)
+                          unsigned depth, long *count, const char **why)
 {
 	long left, right;
 

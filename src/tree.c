@@ -15,7 +15,7 @@
  * Cost O(log n + number of equal keys).
  */
 static bool copy0_contains(const struct latch_tree_root *root, const struct latch_tree_node *node,
-			   const struct latch_tree_ops *ops)
+                           const struct latch_tree_ops *ops)
 {
 	struct latch_rb_node *rb = root->tree[0].node;
 	struct latch_rb_node *lower = NULL;
@@ -36,10 +36,10 @@ static bool copy0_contains(const struct latch_tree_root *root, const struct latc
 #endif
 
 void latch_tree_insert(struct latch_tree_root *root, struct latch_tree_node *node,
-		       const struct latch_tree_ops *ops)
+                       const struct latch_tree_ops *ops)
 {
 	LATCH_CONTRACT(!copy0_contains(root, node, ops), "latch_tree_insert",
-		       "the element is already in the tree");
+	               "the element is already in the tree");
 
 	latch_seq_write_begin(&root->seq);
 	latch_tree_insert_copy_(root, node, 0, ops);
@@ -49,10 +49,10 @@ void latch_tree_insert(struct latch_tree_root *root, struct latch_tree_node *nod
 }
 
 void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node,
-		      const struct latch_tree_ops *ops)
+                      const struct latch_tree_ops *ops)
 {
 	LATCH_CONTRACT(copy0_contains(root, node, ops), "latch_tree_erase",
-		       "the element is not in the tree");
+	               "the element is not in the tree");
 	(void)ops;
 
 	latch_seq_write_begin(&root->seq);

@@ -59,7 +59,8 @@ int main(void)
 		latch_seq_write_begin(&s);
 		latch_seq_write_switch(&s);
 		latch_seq_write_end(&s);
-		CHECK(latch_seq_read_retry(&s, start), "retry after %d updates across the wrap", i + 1);
+		CHECK(latch_seq_read_retry(&s, start), "retry after %d updates across the wrap",
+		      i + 1);
 	}
 	puts("test-seq: protocol and wrap-around checks passed");
 	return 0;

@@ -45,7 +45,7 @@ static void check_lookup(const struct latch_tree_root *root, const struct model 
 }
 
 static void after_operation(const struct latch_tree_root *root, struct model *m, long key,
-			    struct test_rng *rng)
+                            struct test_rng *rng)
 {
 	m->ops++;
 	check_lookup(root, m, key);
@@ -59,7 +59,7 @@ static void after_operation(const struct latch_tree_root *root, struct model *m,
 }
 
 static void insert(struct latch_tree_root *root, struct model *m, long i, long key,
-		   struct test_rng *rng)
+                   struct test_rng *rng)
 {
 	m->elems[i].key = key;
 	latch_tree_insert(root, &m->elems[i].node, &test_elem_ops);
@@ -102,11 +102,12 @@ static void run(long size, long keys, unsigned long long seed, struct model *m)
 	/* Grow, with an erase now and then. */
 	while (next_unlinked < size) {
 		if (m->nlinked > 0 && test_rng_below(&rng, 4) == 0)
-			erase(&root, m, m->slot_of_linked[test_rng_below(&rng, (unsigned long)m->nlinked)],
+			erase(&root, m,
+			      m->slot_of_linked[test_rng_below(&rng, (unsigned long)m->nlinked)],
 			      &rng);
 		else
-			insert(&root, m, next_unlinked++, (long)test_rng_below(&rng, (unsigned long)keys),
-			       &rng);
+			insert(&root, m, next_unlinked++,
+			       (long)test_rng_below(&rng, (unsigned long)keys), &rng);
 	}
 	/* Churn: erase one, re-insert an unlinked one under a new key. */
 	for (long i = 0; i < size; i++) {

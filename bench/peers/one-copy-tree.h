@@ -16,7 +16,7 @@
 
 /* Add @node.  Cost O(log n).  Writer only. */
 static inline void one_copy_insert(struct latch_tree_root *root, struct latch_tree_node *node,
-				   const struct latch_tree_ops *ops)
+                                   const struct latch_tree_ops *ops)
 {
 	latch_tree_insert_copy_(root, node, 0, ops);
 }
@@ -28,9 +28,8 @@ static inline void one_copy_erase(struct latch_tree_root *root, struct latch_tre
 }
 
 /* An element equal to @key, or NULL.  Cost O(log n). */
-static inline struct latch_tree_node *one_copy_find(const struct latch_tree_root *root,
-						    const void *key,
-						    const struct latch_tree_ops *ops)
+static inline struct latch_tree_node *
+one_copy_find(const struct latch_tree_root *root, const void *key, const struct latch_tree_ops *ops)
 {
 	return latch_tree_find_in_copy_(root, 0, key, ops);
 }

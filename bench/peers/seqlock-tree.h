@@ -18,7 +18,10 @@ struct seqlock_tree {
 	struct latch_tree_root one; /* only copy 0 is used */
 };
 
-#define SEQLOCK_TREE_INIT { 0, LATCH_TREE_ROOT_INIT }
+#define SEQLOCK_TREE_INIT                                                                          \
+	{                                                                                          \
+		0, LATCH_TREE_ROOT_INIT                                                            \
+	}
 
 static inline void seqlock_tree_write_begin(struct seqlock_tree *t)
 {
@@ -36,7 +39,7 @@ static inline void seqlock_tree_write_end(struct seqlock_tree *t)
 
 /* Writer only, serialized by the caller. */
 static inline void seqlock_tree_insert(struct seqlock_tree *t, struct latch_tree_node *node,
-				       const struct latch_tree_ops *ops)
+                                       const struct latch_tree_ops *ops)
 {
 	seqlock_tree_write_begin(t);
 	one_copy_insert(&t->one, node, ops);
@@ -52,9 +55,8 @@ static inline void seqlock_tree_erase(struct seqlock_tree *t, struct latch_tree_
 }
 
 /* Any thread; spins while a write is in progress (never returns if it interrupted one). */
-static inline struct latch_tree_node *seqlock_tree_find(const struct seqlock_tree *t,
-							const void *key,
-							const struct latch_tree_ops *ops)
+static inline struct latch_tree_node *
+seqlock_tree_find(const struct seqlock_tree *t, const void *key, const struct latch_tree_ops *ops)
 {
 	struct latch_tree_node *found;
 	unsigned start;

@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 /** Index of the left child in latch_rb_node.child. */
-#define LATCH_RB_LEFT 0
+#define LATCH_RB_LEFT  0
 /** Index of the right child in latch_rb_node.child. */
 #define LATCH_RB_RIGHT 1
 
@@ -67,7 +67,10 @@ struct latch_rb_root {
 };
 
 /** Static initialiser for an empty struct latch_rb_root. */
-#define LATCH_RB_ROOT_INIT { NULL }
+#define LATCH_RB_ROOT_INIT                                                                         \
+	{                                                                                          \
+		NULL                                                                               \
+	}
 
 /**
  * latch_rb_root_node() - the root node of @root, or NULL if empty.
@@ -99,7 +102,7 @@ static inline struct latch_rb_node *latch_rb_child(const struct latch_rb_node *n
  * Follow with latch_rb_insert_colour().  Cost O(1).  Writer only.
  */
 static inline void latch_rb_link_node(struct latch_rb_node *node, struct latch_rb_node *parent,
-				      struct latch_rb_node **link)
+                                      struct latch_rb_node **link)
 {
 	node->parent_colour = (uintptr_t)parent; /* red */
 	/* Relaxed: the node is unreachable until the release store below. */

@@ -38,7 +38,10 @@ struct latch_seq {
 };
 
 /** Static initialiser for struct latch_seq. */
-#define LATCH_SEQ_INIT { 0 }
+#define LATCH_SEQ_INIT                                                                             \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 /**
  * latch_seq_init() - set a counter to its initial (even) state.

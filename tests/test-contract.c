@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Contract violations a debug build detects: inserting an element that is
+ * already in the tree, erasing one that is not.  Each must stop the
+ * program with a message naming the call, before the tree is touched.
+ * Linked against latch_checked (the library with debug checks on,
+ * whatever the build type).
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tree-invariants.h"
+
+enum violation { INSERT_TWICE, ERASE_ABSENT, ERASE_TWICE };
+
+static struct latch_tree_root root = LATCH_TREE_ROOT_INIT;
+static struct test_elem elems[8];
+
+static void commit_violation(enum violation v)
+{
+	struct test_elem stranger = { 3, { { { { NULL, NULL }, 0 }, { { NULL, NULL }, 0 } } } };
+
+	switch (v) {
+	case INSERT_TWICE:
+		latch_tree_insert(&root, &elems[3].node, &test_elem_ops);
+		break;
+	case ERASE_ABSENT:
+		/* Same key as a linked element, but not itself linked. */
+		latch_tree_erase(&root, &stranger.node, &test_elem_ops);
+		break;
+	case ERASE_TWICE:
+		latch_tree_erase(&root, &elems[5].node, &test_elem_ops);
+		latch_tree_erase(&root, &elems[5].node, &test_elem_ops);
+		break;
+	}
+}
+
+/* Run violation @v in a child; it must abort with @call in its message. */
+static void expect_abort(enum violation v, const char *call)
+{
+	int pipefd[2], status;
+	char msg[512] = "";
+	ssize_t len;
+	pid_t pid;
+
+	CHECK(pipe(pipefd) == 0, "pipe");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		dup2(pipefd[1], STDERR_FILENO);
+		commit_violation(v);
+		_exit(0); /* not reached when the check works */
+	}
+	close(pipefd[1]);
+	len = read(pipefd[0], msg, sizeof(msg) - 1);
+	msg[len > 0 ? len : 0] = '\0';
+	close(pipefd[0]);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+	      "violation %d did not abort (status %#x)", (int)v, status);
+	CHECK(strstr(msg, call) && strstr(msg, "contract violation"),
+	      "message for violation %d does not name %s: \"%s\"", (int)v, call, msg);
+	printf("violation %d stopped with: %s", (int)v, msg);
+}
+
+int main(void)
+{
+	for (long i = 0; i < 8; i++) {
+		elems[i].key = i / 2; /* duplicates: keys 0 0 1 1 2 2 3 3 */
+		latch_tree_insert(&root, &elems[i].node, &test_elem_ops);
+	}
+	expect_abort(INSERT_TWICE, "latch_tree_insert");
+	expect_abort(ERASE_ABSENT, "latch_tree_erase");
+	expect_abort(ERASE_TWICE, "latch_tree_erase");
+	/* The violations ran in children; here the tree is as it was. */
+	check_tree_invariants(&root, 8);
+	puts("test-contract: every violation was stopped with a message naming the call");
+	return 0;
+}
