@@ -600,7 +600,7 @@ static void dlfo_workload(void)
 		for (size_t p = 0; p < 2; p++) {
 			progress("[4 ranges] %zu loaded objects %s run %d/%d", n, peers[p]->name,
 			         r + 1, opt.runs);
-			report_add(4, (long)n, "find", peers[p]->name, "ns/op",
+			report_add(4, (long)n, "loaded objects", peers[p]->name, "ns/op",
 			           measure_lookups(peers[p], inst[p], lookups, count, true));
 		}
 	for (size_t p = 0; p < 2; p++)
