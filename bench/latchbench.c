@@ -2,7 +2,8 @@
 /*
  * latchbench: liblatch against every peer, side by side.
  *
- *	latchbench [--quick] [--runs N] [--csv FILE] [--workloads LIST] [--selfcheck]
+ *	latchbench [--quick] [--runs N] [--readers N] [--csv FILE] [--workloads LIST]
+ *	           [--selfcheck]
  *
  * Workloads (see docs/benchmarks.md):
  *	1 lookup cost, one thread      4 address ranges
@@ -34,6 +35,7 @@
 
 struct options {
 	int runs;
+	int readers;         /* reader threads of workloads 2 and 5 (0: cores - 1) */
 	double lookup_s;     /* time per lookup / write measurement */
 	double concurrent_s; /* duration of one concurrent measurement */
 	bool quick, selfcheck, workload[7];
@@ -379,7 +381,7 @@ struct concurrent {
 	void *inst;
 	const long *lookups;
 	size_t count;
-	atomic_int started, stop;
+	atomic_int started, go, stop;
 	atomic_ulong lookups_done, retries;
 };
 
@@ -390,13 +392,16 @@ static void *reader_main(void *arg)
 	    c->peer->find_counted ? c->peer->find_counted : c->peer->find_many;
 	struct bench_tally t = { 0, 0 };
 	unsigned long done = 0;
-	size_t at = rng_below(c->count / 256) * 256;
+	size_t at;
 
 	if (c->peer->reader_enter)
 		c->peer->reader_enter();
 	/* Relaxed: the counter only tells the writer every reader is running. */
-	atomic_fetch_add_explicit(&c->started, 1, memory_order_relaxed);
-	/* Relaxed: the flag carries no data, the joins below order the totals. */
+	at = (size_t)atomic_fetch_add_explicit(&c->started, 1, memory_order_relaxed);
+	at = at * (c->count / 8) % c->count; /* each reader starts elsewhere in the keys */
+	/* Relaxed: the flags carry no data; the joins below order the totals. */
+	while (!atomic_load_explicit(&c->go, memory_order_relaxed))
+		sched_yield();
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		find(c->inst, c->lookups + at, 256, &t);
 		done += 256;
@@ -433,14 +438,14 @@ static struct concurrent_result run_concurrent(struct concurrent *c, double rate
                                                writer_step_fn step, void *ctx)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int nreaders = ncpu > 2 ? (int)ncpu - 1 : 1;
+	int nreaders = opt.readers ? opt.readers : ncpu > 2 ? (int)ncpu - 1 : 1;
 	pthread_t tid[64];
 	size_t changes = 0, steps = 0;
 	double t0, elapsed;
 	struct concurrent_result res;
 
-	nreaders = nreaders > 64 ? 64 : nreaders;
 	atomic_store(&c->started, 0);
+	atomic_store(&c->go, 0);
 	atomic_store(&c->stop, 0);
 	atomic_store(&c->lookups_done, 0);
 	atomic_store(&c->retries, 0);
@@ -450,6 +455,7 @@ static struct concurrent_result run_concurrent(struct concurrent *c, double rate
 	while (atomic_load_explicit(&c->started, memory_order_relaxed) < nreaders)
 		sched_yield();
 	t0 = now_s();
+	atomic_store_explicit(&c->go, 1, memory_order_relaxed); /* see reader_main() */
 	while ((elapsed = now_s() - t0) < opt.concurrent_s) {
 		if (rate < 0) {
 			changes += step(ctx);
@@ -683,8 +689,8 @@ static void batch_workload(size_t n)
 
 static void usage(void)
 {
-	fputs("usage: latchbench [--quick] [--runs N] [--csv FILE] [--workloads 1,2,...] "
-	      "[--selfcheck]\n",
+	fputs("usage: latchbench [--quick] [--runs N] [--readers N] [--csv FILE] "
+	      "[--workloads 1,2,...] [--selfcheck]\n",
 	      stderr);
 	exit(2);
 }
@@ -707,6 +713,10 @@ static void parse_args(int argc, char **argv)
 			runs_set = true;
 			if (opt.runs < 1 || opt.runs > REPORT_MAX_RUNS)
 				die("--runs must be 1..%d", REPORT_MAX_RUNS);
+		} else if (!strcmp(argv[i], "--readers") && i + 1 < argc) {
+			opt.readers = atoi(argv[++i]);
+			if (opt.readers < 1 || opt.readers > 64)
+				die("--readers must be 1..64");
 		} else if (!strcmp(argv[i], "--workloads") && i + 1 < argc) {
 			const char *s = argv[++i];
 
