@@ -241,7 +241,7 @@ static void print_target(FILE *out, const struct target *t, long size, const cha
 	for (int i = 0; i < n; i++)
 		r[i] = a->v[i] / b->v[i];
 	summarize(r, n, &med, &min, &max);
-	fprintf(out, "  %-52s %-13s %8ld %8.3f [%.3f, %.3f]  ", t->meaning, what, size, med, min,
+	fprintf(out, "  %-54s %-13s %8ld %8.3f [%.3f, %.3f]  ", t->meaning, what, size, med, min,
 	        max);
 	if (!t->op || size < t->min_size)
 		fputs("(reported)\n", out);
@@ -253,7 +253,7 @@ static void print_target(FILE *out, const struct target *t, long size, const cha
 void report_targets(FILE *out)
 {
 	fprintf(out,
-	        "\nTargets (ratio per run, median [min, max] over runs)\n  %-52s %-13s %8s %8s\n",
+	        "\nTargets (ratio per run, median [min, max] over runs)\n  %-54s %-13s %8s %8s\n",
 	        "ratio", "case", "n", "median");
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++)
 		for (size_t i = 0; i < nfigures; i++) {
