@@ -212,7 +212,7 @@ static const struct target targets[] = {
 	{ 4, "ns/op", "find", "latch", "find", "sorted-latch", '<', 1.25, 0,
 	  "range find cost latch/sorted-latch (ns)" },
 	{ 4, "ns/op", "insert+erase", "sorted-latch", "insert+erase", "latch", '>', 100, 100000,
-	  "range update speed latch/sorted-latch (sorted / latch ns)" },
+	  "range update speed latch/sorted-latch (ns ratio)" },
 	{ 4, "ns/op", "loaded objects", "latch", "loaded objects", "_dl_find_object", 0, 0, 0,
 	  "latch_range_find cost vs glibc _dl_find_object (ns)" },
 	{ 1, "ns/lookup", "uniform hit", "urcu-lfht", "uniform hit", "latch", 0, 0, 0,
