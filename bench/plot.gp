@@ -8,7 +8,7 @@ set datafile separator ','
 set terminal pngcairo size 900,560 noenhanced font ',10'
 set key outside right top
 set grid
-set linetype 9 lc rgb 'sienna' pt 10
+set linetype 9 lc rgb '#a0522d' pt 10
 peers = "plain latch seqlock rwlock mutex tsearch urcu-lfht ck-hs sorted-latch"
 
 # The CSV rows of workload w, case c, peer p and metric m.
