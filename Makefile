@@ -44,6 +44,19 @@ install: configure
 clean:
 	rm -rf $(BUILD)
 
+# Ordered lookups, range map, batches, latched values, liburcu reclamation (tests/api).
+#   make check-api          the API tests and the examples that check themselves
+#   make check-urcu-long    a long reclamation run under ASan (URCU_OPS frees)
+URCU_OPS ?= 5000000
+.PHONY: check-api check-urcu-long
+check-api: all
+	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS) \
+		-R '^(test-(ordered|range|batch|api-|value|cxx)|example-)' $(CTEST_ARGS)
+
+check-urcu-long:
+	$(MAKE) all BUILD=$(BUILD)-asan SANITIZE=address,undefined
+	LATCH_TEST_URCU_OPS=$(URCU_OPS) $(BUILD)-asan/tests/api/test-range-urcu
+
 # latchbench: the benchmark against every peer (docs/benchmarks.md).
 #   make bench        full run (several minutes); table on stdout, CSV in $(BENCH_CSV)
 #   make bench-quick  the same in under a minute

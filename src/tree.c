@@ -5,6 +5,7 @@
  */
 #include <latch/tree.h>
 
+#include "commit.h"
 #include "contract.h"
 
 #ifndef NDEBUG
@@ -35,29 +36,101 @@ static bool copy0_contains(const struct latch_tree_root *root, const struct latc
 }
 #endif
 
+/*
+ * Debug builds: stop, naming @call, unless every change of the batch is
+ * valid against the tree as it is now.  Cost O(n^2 + n log N).
+ */
+static void check_batch(const char *call, const struct latch_tree_root *root,
+                        const struct latch_tree_change *changes, size_t n,
+                        const struct latch_tree_ops *ops)
+{
+#ifndef NDEBUG
+	for (size_t i = 0; i < n; i++) {
+		const struct latch_tree_node *node = changes[i].node;
+
+		LATCH_CONTRACT(node, call, "a change has no element");
+		LATCH_CONTRACT(changes[i].op == LATCH_TREE_INSERT ||
+		                   changes[i].op == LATCH_TREE_ERASE,
+		               call, "a change has an unknown operation");
+		LATCH_CONTRACT(changes[i].op != LATCH_TREE_INSERT ||
+		                   !copy0_contains(root, node, ops),
+		               call, "an element to insert is already in the tree");
+		LATCH_CONTRACT(changes[i].op != LATCH_TREE_ERASE || copy0_contains(root, node, ops),
+		               call, "an element to erase is not in the tree");
+		for (size_t j = 0; j < i; j++)
+			LATCH_CONTRACT(changes[j].node != node, call,
+			               "an element appears twice in the batch");
+	}
+#else
+	(void)call;
+	(void)root;
+	(void)changes;
+	(void)n;
+	(void)ops;
+#endif
+}
+
+/* Make @changes, in order, to copy @idx only.  Cost O(n log N). */
+static void apply_to_copy(struct latch_tree_root *root, const struct latch_tree_change *changes,
+                          size_t n, unsigned idx, const struct latch_tree_ops *ops)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (changes[i].op == LATCH_TREE_INSERT)
+			latch_tree_insert_copy_(root, changes[i].node, idx, ops);
+		else
+			latch_rb_erase(&changes[i].node->node[idx], &root->tree[idx]);
+	}
+}
+
+void latch_tree_commit_unchecked_(struct latch_tree_root *root,
+                                  const struct latch_tree_change *changes, size_t n,
+                                  const struct latch_tree_ops *ops,
+                                  void (*after_copy)(void *ctx, unsigned idx), void *ctx)
+{
+	latch_seq_write_begin(&root->seq);
+	apply_to_copy(root, changes, n, 0, ops);
+	if (after_copy)
+		after_copy(ctx, 0);
+	latch_seq_write_switch(&root->seq);
+	apply_to_copy(root, changes, n, 1, ops);
+	if (after_copy)
+		after_copy(ctx, 1);
+	latch_seq_write_end(&root->seq);
+}
+
 void latch_tree_insert(struct latch_tree_root *root, struct latch_tree_node *node,
                        const struct latch_tree_ops *ops)
 {
-	LATCH_CONTRACT(!copy0_contains(root, node, ops), "latch_tree_insert",
-	               "the element is already in the tree");
+	const struct latch_tree_change change = { LATCH_TREE_INSERT, node };
 
-	latch_seq_write_begin(&root->seq);
-	latch_tree_insert_copy_(root, node, 0, ops);
-	latch_seq_write_switch(&root->seq);
-	latch_tree_insert_copy_(root, node, 1, ops);
-	latch_seq_write_end(&root->seq);
+	check_batch("latch_tree_insert", root, &change, 1, ops);
+	latch_tree_commit_unchecked_(root, &change, 1, ops, NULL, NULL);
 }
 
 void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node,
                       const struct latch_tree_ops *ops)
 {
-	LATCH_CONTRACT(copy0_contains(root, node, ops), "latch_tree_erase",
-	               "the element is not in the tree");
-	(void)ops;
+	const struct latch_tree_change change = { LATCH_TREE_ERASE, node };
 
-	latch_seq_write_begin(&root->seq);
-	latch_rb_erase(&node->node[0], &root->tree[0]);
-	latch_seq_write_switch(&root->seq);
-	latch_rb_erase(&node->node[1], &root->tree[1]);
-	latch_seq_write_end(&root->seq);
+	check_batch("latch_tree_erase", root, &change, 1, ops);
+	latch_tree_commit_unchecked_(root, &change, 1, ops, NULL, NULL);
+}
+
+void latch_tree_commit(struct latch_tree_root *root, const struct latch_tree_change *changes,
+                       size_t n, const struct latch_tree_ops *ops)
+{
+	check_batch("latch_tree_commit", root, changes, n, ops);
+	latch_tree_commit_unchecked_(root, changes, n, ops, NULL, NULL);
+}
+
+void latch_tree_replace(struct latch_tree_root *root, struct latch_tree_node *old,
+                        struct latch_tree_node *new_node, const struct latch_tree_ops *ops)
+{
+	const struct latch_tree_change changes[2] = { { LATCH_TREE_ERASE, old },
+		                                      { LATCH_TREE_INSERT, new_node } };
+
+	LATCH_CONTRACT(old && new_node && !ops->less(old, new_node) && !ops->less(new_node, old),
+	               "latch_tree_replace", "the two elements do not compare equal");
+	check_batch("latch_tree_replace", root, changes, 2, ops);
+	latch_tree_commit_unchecked_(root, changes, 2, ops, NULL, NULL);
 }

@@ -9,9 +9,8 @@
 #define _GNU_SOURCE
 #include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "child.h"
 #include "tree-invariants.h"
 
 enum violation { INSERT_TWICE, ERASE_ABSENT, ERASE_TWICE };
@@ -19,11 +18,11 @@ enum violation { INSERT_TWICE, ERASE_ABSENT, ERASE_TWICE };
 static struct latch_tree_root root = LATCH_TREE_ROOT_INIT;
 static struct test_elem elems[8];
 
-static void commit_violation(enum violation v)
+static void commit_violation(int v)
 {
 	struct test_elem stranger = { 3, { { { { NULL, NULL }, 0 }, { { NULL, NULL }, 0 } } } };
 
-	switch (v) {
+	switch ((enum violation)v) {
 	case INSERT_TWICE:
 		latch_tree_insert(&root, &elems[3].node, &test_elem_ops);
 		break;
@@ -41,24 +40,9 @@ static void commit_violation(enum violation v)
 /* Run violation @v in a child; it must abort with @call in its message. */
 static void expect_abort(enum violation v, const char *call)
 {
-	int pipefd[2], status;
-	char msg[512] = "";
-	ssize_t len;
-	pid_t pid;
+	char msg[512];
+	int status = test_run_child(commit_violation, (int)v, msg, sizeof(msg));
 
-	CHECK(pipe(pipefd) == 0, "pipe");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		dup2(pipefd[1], STDERR_FILENO);
-		commit_violation(v);
-		_exit(0); /* not reached when the check works */
-	}
-	close(pipefd[1]);
-	len = read(pipefd[0], msg, sizeof(msg) - 1);
-	msg[len > 0 ? len : 0] = '\0';
-	close(pipefd[0]);
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
 	      "violation %d did not abort (status %#x)", (int)v, status);
 	CHECK(strstr(msg, call) && strstr(msg, "contract violation"),

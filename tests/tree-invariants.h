@@ -10,11 +10,14 @@
 #include "check.h"
 #include "elem.h"
 
-static inline void check_tree_invariants(const struct latch_tree_root *root, long expected)
+/* The checks above for any element type, ordered by @ops->less. */
+static inline void check_latch_tree(const struct latch_tree_root *root, long expected,
+                                    const struct latch_tree_ops *ops)
 {
 	const char *why = "";
 	struct latch_rb_node *a, *b;
-	long count = 0, prev_key = 0;
+	const struct latch_tree_node *prev = NULL;
+	long count = 0;
 
 	for (unsigned idx = 0; idx < 2; idx++) {
 		long n = latch_rb_check(&root->tree[idx], &why);
@@ -31,13 +34,17 @@ static inline void check_tree_invariants(const struct latch_tree_root *root, lon
 		struct latch_tree_node *eb = latch_tree_from_rb_(b, 1);
 
 		CHECK(ea == eb, "copies differ at position %ld", count);
-		CHECK(count == 0 || test_elem_of(ea)->key >= prev_key, "copy out of order at %ld",
-		      count);
-		prev_key = test_elem_of(ea)->key;
+		CHECK(!prev || !ops->less(ea, prev), "copy out of order at %ld", count);
+		prev = ea;
 	}
 	CHECK(!a && !b && count == expected, "copies hold %ld shared elements, expected %ld", count,
 	      expected);
 	CHECK(latch_tree_empty(root) == (expected == 0), "latch_tree_empty disagrees");
+}
+
+static inline void check_tree_invariants(const struct latch_tree_root *root, long expected)
+{
+	check_latch_tree(root, expected, &test_elem_ops);
 }
 
 #endif /* LATCH_TESTS_TREE_INVARIANTS_H */

@@ -18,9 +18,15 @@
  *
  *	call                     context                 serialize with
  *	latch_tree_find()        any, signal handlers    nothing
+ *	latch_tree_find_floor()  any, signal handlers    nothing
+ *	latch_tree_find_ceil()   any, signal handlers    nothing
+ *	latch_tree_first/last()  any, signal handlers    nothing
+ *	latch_tree_next/prev()   any, signal handlers    nothing
  *	latch_tree_empty()       any, signal handlers    nothing
  *	latch_tree_insert()      writer                  other writers
  *	latch_tree_erase()       writer                  other writers
+ *	latch_tree_commit()      writer                  other writers
+ *	latch_tree_replace()     writer                  other writers
  *	latch_tree_init()        before sharing          everything
  *
  * Element lifetime is the caller's: after latch_tree_erase() returns, a
@@ -31,6 +37,8 @@
  * Keys are compared with two callbacks that must agree:
  * less(a, b) is true exactly when comp(key of a, b) < 0.  Equal keys are
  * allowed; all equal elements are kept and a lookup returns one of them.
+ * Readers call comp() (and less(), in latch_tree_next/prev), so both must
+ * be safe wherever lookups run: no locks, no waiting, async-signal-safe.
  */
 #ifndef LATCH_TREE_H
 #define LATCH_TREE_H
@@ -67,7 +75,7 @@ struct latch_tree_root {
 
 /** The element's key ordering; see the file comment. */
 struct latch_tree_ops {
-	/* true when a sorts before b (writer side) */
+	/* true when a sorts before b (writer side, and latch_tree_next/prev) */
 	bool (*less)(const struct latch_tree_node *a, const struct latch_tree_node *b);
 	/* <0, 0, >0 as key sorts before, with, after n (reader side) */
 	int (*comp)(const void *key, const struct latch_tree_node *n);
@@ -113,6 +121,53 @@ LATCH_API void latch_tree_insert(struct latch_tree_root *root, struct latch_tree
 LATCH_API void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node,
                                 const struct latch_tree_ops *ops);
 
+/** What a change in a batch does to its element. */
+enum latch_tree_op {
+	LATCH_TREE_INSERT, /* add the element */
+	LATCH_TREE_ERASE,  /* remove the element, which is in the tree */
+};
+
+/** One change of a batch (see latch_tree_commit()). */
+struct latch_tree_change {
+	enum latch_tree_op op;
+	struct latch_tree_node *node;
+};
+
+/**
+ * latch_tree_commit() - apply @n changes so that readers see all or none.
+ *
+ * The changes are made in order to copy 0 while readers use copy 1, then
+ * to copy 1: two flips per batch, not per element, so a lookup sees the
+ * tree as it was before the batch or as it is after it, never in between.
+ * Each element may appear at most once in a batch; an insert's key must
+ * be set before the call; an erased element may be freed or reused only
+ * after a grace period.  Debug builds abort, naming the call, before any
+ * change when a change has no element or an unknown op, an insert's
+ * element is already in the tree, an erase's is not, or an element
+ * appears twice (these checks cost O(n^2) in debug builds only).
+ * Cost O(n log N) per copy for N elements, no allocation.
+ * Writer only: calls that change @root must be serialized by the caller.
+ */
+LATCH_API void latch_tree_commit(struct latch_tree_root *root,
+                                 const struct latch_tree_change *changes, size_t n,
+                                 const struct latch_tree_ops *ops);
+
+/**
+ * latch_tree_replace() - swap @old (in the tree) for @new_node (not in it).
+ *
+ * The two elements must compare equal.  A lookup of their key that runs
+ * at any moment finds one or the other, never neither: the swap is a
+ * batch (latch_tree_commit()) of one erase and one insert.  @old may be
+ * freed or reused only after a grace period.  Debug builds abort before
+ * any change when the elements do not compare equal, @old is not in the
+ * tree or @new_node is.
+ * Cost O(log N) per copy, no allocation.
+ * Writer only: calls that change @root must be serialized by the caller.
+ */
+LATCH_API void latch_tree_replace(struct latch_tree_root *root, struct latch_tree_node *old,
+                                  struct latch_tree_node *new_node,
+                                  const struct latch_tree_ops *ops);
+
 /* The element that embeds @rb as its node for copy @idx. */
 static inline struct latch_tree_node *latch_tree_from_rb_(const struct latch_rb_node *rb,
                                                           unsigned idx)
@@ -120,27 +175,146 @@ static inline struct latch_tree_node *latch_tree_from_rb_(const struct latch_rb_
 	return latch_tree_entry(rb - idx, struct latch_tree_node, node);
 }
 
+/* What a descent looks for, relative to its probe. */
+enum latch_tree_seek_ {
+	LATCH_TREE_SEEK_EQUAL_, /* any element equal to the probe */
+	LATCH_TREE_SEEK_FLOOR_, /* the in-order last element not after the probe */
+	LATCH_TREE_SEEK_CEIL_,  /* the in-order first element not before the probe */
+};
+
 /*
- * One bounded descent of copy @idx: an element comparing equal to @key,
- * or NULL when none was found within LATCH_RB_MAX_DEPTH steps.  The
- * caller's latch retry check decides whether the answer stands.
+ * How a lookup's probe orders against element @n: <0, 0, >0 as it lies
+ * before, with, after @n.  Every lookup passes one of these as a constant
+ * argument, so it inlines into the descent (and the user's comp() or
+ * less() with it, when @ops is constant).
+ */
+static inline int latch_tree_order_key_(const void *probe, const struct latch_tree_node *n,
+                                        const struct latch_tree_ops *ops)
+{
+	return ops->comp(probe, n);
+}
+
+/* The probe is an element and lies before every element with a greater key. */
+static inline int latch_tree_order_after_(const void *probe, const struct latch_tree_node *n,
+                                          const struct latch_tree_ops *ops)
+{
+	return ops->less((const struct latch_tree_node *)probe, n) ? -1 : 1;
+}
+
+/* The probe is an element and lies after every element with a lesser key. */
+static inline int latch_tree_order_before_(const void *probe, const struct latch_tree_node *n,
+                                           const struct latch_tree_ops *ops)
+{
+	return ops->less(n, (const struct latch_tree_node *)probe) ? 1 : -1;
+}
+
+/* No probe: it lies before every element (seek the first one). */
+static inline int latch_tree_order_leftmost_(const void *probe, const struct latch_tree_node *n,
+                                             const struct latch_tree_ops *ops)
+{
+	(void)probe;
+	(void)n;
+	(void)ops;
+	return -1;
+}
+
+/* No probe: it lies after every element (seek the last one). */
+static inline int latch_tree_order_rightmost_(const void *probe, const struct latch_tree_node *n,
+                                              const struct latch_tree_ops *ops)
+{
+	(void)probe;
+	(void)n;
+	(void)ops;
+	return 1;
+}
+
+/*
+ * One bounded descent of copy @idx: the element sought, or NULL when there
+ * is none or when the descent did not end within LATCH_RB_MAX_DEPTH steps
+ * (a reader can observe a transient cycle only in a copy the writer is
+ * changing, and the latch retry check then discards the attempt).
+ */
+static inline struct latch_tree_node *
+latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
+                         int (*order)(const void *probe, const struct latch_tree_node *n,
+                                      const struct latch_tree_ops *ops),
+                         const void *probe, const struct latch_tree_ops *ops,
+                         enum latch_tree_seek_ seek)
+{
+	const struct latch_rb_node *rb = latch_rb_root_node(&root->tree[idx]);
+	struct latch_tree_node *best = NULL;
+	unsigned steps;
+
+	for (steps = 0; rb; steps++) {
+		struct latch_tree_node *n = latch_tree_from_rb_(rb, idx);
+		bool right;
+		int c;
+
+		if (steps == LATCH_RB_MAX_DEPTH)
+			return NULL;
+		c = order(probe, n, ops);
+		if (c == 0 && seek == LATCH_TREE_SEEK_EQUAL_)
+			return n;
+		/* Equal elements: a floor walks on right to the last of them, a
+		 * ceil left to the first. */
+		right = c > 0 || (c == 0 && seek == LATCH_TREE_SEEK_FLOOR_);
+		/* A floor is among the nodes left behind going right, a ceil
+		 * among those left behind going left. */
+		if (seek != LATCH_TREE_SEEK_EQUAL_ && right == (seek == LATCH_TREE_SEEK_FLOOR_))
+			best = n;
+		/* latch_rb_child() is an acquire load: the child is seen initialised. */
+		rb = latch_rb_child(rb, right ? LATCH_RB_RIGHT : LATCH_RB_LEFT);
+	}
+	return best;
+}
+
+/*
+ * The read side every lookup shares: the descent above on the copy the
+ * latch points to, repeated until no flip happened meanwhile.  Never
+ * waits.  When @admit is not NULL it sees copy @idx first and may reject
+ * the probe without a descent (a per-copy summary such as the range map's
+ * bounds, which must be read through the same latch).  All parameters are
+ * passed directly (not through a struct) so that constant ones inline.
+ */
+static inline struct latch_tree_node *
+latch_tree_seek_(const struct latch_tree_root *root,
+                 int (*order)(const void *probe, const struct latch_tree_node *n,
+                              const struct latch_tree_ops *ops),
+                 const void *probe, const struct latch_tree_ops *ops, enum latch_tree_seek_ seek,
+                 bool (*admit)(const void *gate, unsigned idx, const void *probe), const void *gate)
+{
+	struct latch_tree_node *found;
+	unsigned start;
+
+	do {
+		start = latch_seq_read_begin(&root->seq);
+		/*
+		 * One descent per copy, each with a constant index: the
+		 * compiler folds the copy's node offset into every load's
+		 * address, so a step costs what it costs in a one-copy tree
+		 * (a variable index adds an address computation to each
+		 * step's chain of dependent loads).
+		 */
+		if (admit && !admit(gate, start & 1u, probe))
+			found = NULL;
+		else if (start & 1u)
+			found = latch_tree_seek_in_copy_(root, 1, order, probe, ops, seek);
+		else
+			found = latch_tree_seek_in_copy_(root, 0, order, probe, ops, seek);
+	} while (latch_seq_read_retry(&root->seq, start));
+	return found;
+}
+
+/*
+ * One bounded descent of copy @idx for an element equal to @key (see
+ * latch_tree_seek_in_copy_()); the caller decides whether it stands.
  */
 static inline struct latch_tree_node *latch_tree_find_in_copy_(const struct latch_tree_root *root,
                                                                unsigned idx, const void *key,
                                                                const struct latch_tree_ops *ops)
 {
-	const struct latch_rb_node *rb = latch_rb_root_node(&root->tree[idx]);
-	unsigned steps;
-
-	for (steps = 0; rb && steps < LATCH_RB_MAX_DEPTH; steps++) {
-		struct latch_tree_node *n = latch_tree_from_rb_(rb, idx);
-		int c = ops->comp(key, n);
-
-		if (c == 0)
-			return n;
-		rb = latch_rb_child(rb, c > 0 ? LATCH_RB_RIGHT : LATCH_RB_LEFT);
-	}
-	return NULL;
+	return latch_tree_seek_in_copy_(root, idx, latch_tree_order_key_, key, ops,
+	                                LATCH_TREE_SEEK_EQUAL_);
 }
 
 /*
@@ -179,22 +353,103 @@ static inline struct latch_tree_node *latch_tree_find(const struct latch_tree_ro
                                                       const void *key,
                                                       const struct latch_tree_ops *ops)
 {
-	struct latch_tree_node *found;
-	unsigned start;
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_EQUAL_, NULL,
+	                        NULL);
+}
 
-	do {
-		start = latch_seq_read_begin(&root->seq);
-		/*
-		 * One descent per copy, each with a constant index: the
-		 * compiler folds the copy's node offset into every load's
-		 * address, so a step costs what it costs in a one-copy tree
-		 * (a variable index adds an address computation to each
-		 * step's chain of dependent loads).
-		 */
-		found = start & 1u ? latch_tree_find_in_copy_(root, 1, key, ops)
-		                   : latch_tree_find_in_copy_(root, 0, key, ops);
-	} while (latch_seq_read_retry(&root->seq, start));
-	return found;
+/**
+ * latch_tree_find_floor() - the greatest element whose key is <= @key.
+ *
+ * With equal keys it returns the in-order last of them (the one inserted
+ * last).  NULL when every element is greater than @key.
+ * Cost O(log n) per attempt, never waits.  Any context, including signal
+ * handlers; needs no serialization.
+ */
+static inline struct latch_tree_node *latch_tree_find_floor(const struct latch_tree_root *root,
+                                                            const void *key,
+                                                            const struct latch_tree_ops *ops)
+{
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_FLOOR_, NULL,
+	                        NULL);
+}
+
+/**
+ * latch_tree_find_ceil() - the least element whose key is >= @key.
+ *
+ * With equal keys it returns the in-order first of them (the one inserted
+ * first).  NULL when every element is less than @key.
+ * Cost O(log n) per attempt, never waits.  Any context, including signal
+ * handlers; needs no serialization.
+ */
+static inline struct latch_tree_node *latch_tree_find_ceil(const struct latch_tree_root *root,
+                                                           const void *key,
+                                                           const struct latch_tree_ops *ops)
+{
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_CEIL_, NULL,
+	                        NULL);
+}
+
+/**
+ * latch_tree_first() - the in-order first element, or NULL if empty.
+ * Cost O(log n) per attempt, never waits.  Any context, including signal
+ * handlers; needs no serialization.
+ */
+static inline struct latch_tree_node *latch_tree_first(const struct latch_tree_root *root)
+{
+	return latch_tree_seek_(root, latch_tree_order_leftmost_, NULL, NULL, LATCH_TREE_SEEK_CEIL_,
+	                        NULL, NULL);
+}
+
+/**
+ * latch_tree_last() - the in-order last element, or NULL if empty.
+ * Cost O(log n) per attempt, never waits.  Any context, including signal
+ * handlers; needs no serialization.
+ */
+static inline struct latch_tree_node *latch_tree_last(const struct latch_tree_root *root)
+{
+	return latch_tree_seek_(root, latch_tree_order_rightmost_, NULL, NULL,
+	                        LATCH_TREE_SEEK_FLOOR_, NULL, NULL);
+}
+
+/**
+ * latch_tree_next() - the first element whose key is greater than @node's.
+ *
+ * Steps by key (with less()), not by link, so @node need not be in the
+ * tree any more: it may have been erased meanwhile, as long as its memory
+ * is still valid (the caller's grace period).  Iteration with
+ * latch_tree_first()/latch_tree_next() is weakly consistent: each step is
+ * a separate lookup, so it sees every element present throughout the
+ * walk, and elements added or erased during it may or may not be seen.
+ * Equal keys: the step goes past every element equal to @node, to the
+ * in-order first element of the next key, so a walk visits one element
+ * per distinct key (use latch_tree_find_ceil() and the writer side to
+ * enumerate duplicates).
+ * Cost O(log n) per attempt, never waits.  Any context, including signal
+ * handlers; needs no serialization.
+ */
+static inline struct latch_tree_node *latch_tree_next(const struct latch_tree_root *root,
+                                                      const struct latch_tree_node *node,
+                                                      const struct latch_tree_ops *ops)
+{
+	return latch_tree_seek_(root, latch_tree_order_after_, node, ops, LATCH_TREE_SEEK_CEIL_,
+	                        NULL, NULL);
+}
+
+/**
+ * latch_tree_prev() - the last element whose key is less than @node's.
+ *
+ * The mirror of latch_tree_next(): steps by key, weakly consistent, valid
+ * after @node was erased; goes past every element equal to @node, to the
+ * in-order last element of the previous key.
+ * Cost O(log n) per attempt, never waits.  Any context, including signal
+ * handlers; needs no serialization.
+ */
+static inline struct latch_tree_node *latch_tree_prev(const struct latch_tree_root *root,
+                                                      const struct latch_tree_node *node,
+                                                      const struct latch_tree_ops *ops)
+{
+	return latch_tree_seek_(root, latch_tree_order_before_, node, ops, LATCH_TREE_SEEK_FLOOR_,
+	                        NULL, NULL);
 }
 
 /**
