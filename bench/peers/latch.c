@@ -28,7 +28,9 @@ static inline struct latch_tree_node *latch_count_find(const struct latch_tree_r
 	struct latch_tree_node *found;
 
 	for (;;) {
-		found = latch_tree_find_in_copy_(root, start & 1u, &key, &test_elem_ops);
+		/* Constant indexes, as in latch_tree_seek_(). */
+		found = start & 1u ? latch_tree_find_in_copy_(root, 1, &key, &test_elem_ops)
+		                   : latch_tree_find_in_copy_(root, 0, &key, &test_elem_ops);
 		if (!latch_seq_read_retry(&root->seq, start))
 			return found;
 		++*retries;
