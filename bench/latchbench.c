@@ -430,9 +430,28 @@ static void sleep_s(double s)
 }
 
 /*
+ * Pins @thread to the @k-th CPU of @allowed.  Without it, on a machine
+ * busy with other work the scheduler may put the writer and a reader on
+ * one CPU, where they take turns instead of running side by side.
+ */
+static void pin(pthread_t thread, const cpu_set_t *allowed, int k)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, allowed) && k-- == 0) {
+			CPU_SET(cpu, &one);
+			pthread_setaffinity_np(thread, sizeof(one), &one);
+			return;
+		}
+}
+
+/*
  * Readers on every core but one look up c->lookups while this thread
  * calls @step @rate times a second (0: never, <0: as fast as it can) for
- * opt.concurrent_s.
+ * opt.concurrent_s.  Each thread has a CPU of its own when there are
+ * enough.
  */
 static struct concurrent_result run_concurrent(struct concurrent *c, double rate,
                                                writer_step_fn step, void *ctx)
@@ -443,15 +462,23 @@ static struct concurrent_result run_concurrent(struct concurrent *c, double rate
 	size_t changes = 0, steps = 0;
 	double t0, elapsed;
 	struct concurrent_result res;
+	cpu_set_t allowed;
+	bool pinned = pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed) == 0 &&
+	              CPU_COUNT(&allowed) > nreaders;
 
 	atomic_store(&c->started, 0);
 	atomic_store(&c->go, 0);
 	atomic_store(&c->stop, 0);
 	atomic_store(&c->lookups_done, 0);
 	atomic_store(&c->retries, 0);
-	for (int i = 0; i < nreaders; i++)
+	for (int i = 0; i < nreaders; i++) {
 		if (pthread_create(&tid[i], NULL, reader_main, c) != 0)
 			die("cannot start a reader thread");
+		if (pinned)
+			pin(tid[i], &allowed, i + 1);
+	}
+	if (pinned)
+		pin(pthread_self(), &allowed, 0);
 	while (atomic_load_explicit(&c->started, memory_order_relaxed) < nreaders)
 		sched_yield();
 	t0 = now_s();
@@ -473,6 +500,8 @@ static struct concurrent_result run_concurrent(struct concurrent *c, double rate
 	for (int i = 0; i < nreaders; i++)
 		pthread_join(tid[i], NULL);
 	elapsed = now_s() - t0;
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
 	res.lookups_per_s = (double)atomic_load(&c->lookups_done) / elapsed;
 	res.changes_per_s = (double)changes / elapsed;
 	res.retries_per_lookup =
