@@ -144,3 +144,21 @@ man: configure
 
 packaging-check: all
 	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS) -R '^(abi|man-|consumer-|install-)'
+
+# latchbench: the benchmark against every peer (docs/benchmarks.md).
+#   make bench        full run (several minutes); table on stdout, CSV in $(BENCH_CSV)
+#   make bench-quick  the same in under a minute
+#   make bench-plot   PNG plots under docs/ from $(BENCH_CSV) (needs gnuplot-nox)
+BENCH_CSV  ?= $(BUILD)/latchbench.csv
+BENCH_ARGS ?=
+.PHONY: bench bench-quick bench-plot
+
+bench: all
+	$(BUILD)/bench/latchbench --csv $(BENCH_CSV) $(BENCH_ARGS)
+
+bench-quick: all
+	$(BUILD)/bench/latchbench --quick --csv $(BENCH_CSV) $(BENCH_ARGS)
+
+bench-plot:
+	mkdir -p docs
+	gnuplot -e "csv='$(BENCH_CSV)'; outdir='docs'" bench/plot.gp

@@ -70,15 +70,54 @@ static void check_batch(const char *call, const struct latch_tree_root *root,
 #endif
 }
 
+/*
+ * The two copies always have the same shape: every change is made to
+ * both, in the same order, by the same deterministic code.  So an element
+ * inserted into copy 1 belongs where it went in copy 0 when copy 0 was in
+ * the same state, and copy 1 needs no descent.  insert_noting() notes
+ * that place in the element's copy-1 node, whose parent_colour no reader
+ * ever loads and which is not linked yet; insert_noted() links it there.
+ */
+
+/* Insert @node into copy 0, noting its parent and side.  Cost O(log N). */
+static void insert_noting(struct latch_tree_root *root, struct latch_tree_node *node,
+                          const struct latch_tree_ops *ops)
+{
+	struct latch_rb_node *parent;
+	struct latch_rb_node **link = latch_tree_link_of_(root, node, 0, ops, &parent);
+
+	/* Nodes are pointer-aligned: bit 0 says "right child of parent". */
+	node->node[1].parent_colour =
+	    (uintptr_t)parent | (uintptr_t)(parent && link == &parent->child[LATCH_RB_RIGHT]);
+	latch_rb_link_node(&node->node[0], parent, link);
+	latch_rb_insert_colour(&node->node[0], &root->tree[0]);
+}
+
+/* Insert @node into copy 1 where insert_noting() put it in copy 0.  Cost O(log N). */
+static void insert_noted(struct latch_tree_root *root, struct latch_tree_node *node)
+{
+	uintptr_t noted = node->node[1].parent_colour;
+	struct latch_rb_node *parent0 = (struct latch_rb_node *)(noted & ~(uintptr_t)1);
+	/* The parent element's copy-1 node follows its copy-0 node. */
+	struct latch_rb_node *parent = parent0 ? parent0 + 1 : NULL;
+	struct latch_rb_node **link = parent ? &parent->child[noted & 1] : &root->tree[1].node;
+
+	LATCH_CONTRACT(!*link, "latch_tree_commit", "the copies no longer have the same shape");
+	latch_rb_link_node(&node->node[1], parent, link);
+	latch_rb_insert_colour(&node->node[1], &root->tree[1]);
+}
+
 /* Make @changes, in order, to copy @idx only.  Cost O(n log N). */
 static void apply_to_copy(struct latch_tree_root *root, const struct latch_tree_change *changes,
                           size_t n, unsigned idx, const struct latch_tree_ops *ops)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (changes[i].op == LATCH_TREE_INSERT)
-			latch_tree_insert_copy_(root, changes[i].node, idx, ops);
-		else
+		if (changes[i].op == LATCH_TREE_ERASE)
 			latch_rb_erase(&changes[i].node->node[idx], &root->tree[idx]);
+		else if (idx == 0)
+			insert_noting(root, changes[i].node, ops);
+		else
+			insert_noted(root, changes[i].node);
 	}
 }
 

@@ -288,9 +288,19 @@ latch_tree_seek_(const struct latch_tree_root *root,
 
 	do {
 		start = latch_seq_read_begin(&root->seq);
-		found = !admit || admit(gate, start & 1u, probe)
-		            ? latch_tree_seek_in_copy_(root, start & 1u, order, probe, ops, seek)
-		            : NULL;
+		/*
+		 * One descent per copy, each with a constant index: the
+		 * compiler folds the copy's node offset into every load's
+		 * address, so a step costs what it costs in a one-copy tree
+		 * (a variable index adds an address computation to each
+		 * step's chain of dependent loads).
+		 */
+		if (admit && !admit(gate, start & 1u, probe))
+			found = NULL;
+		else if (start & 1u)
+			found = latch_tree_seek_in_copy_(root, 1, order, probe, ops, seek);
+		else
+			found = latch_tree_seek_in_copy_(root, 0, order, probe, ops, seek);
 	} while (latch_seq_read_retry(&root->seq, start));
 	return found;
 }
@@ -308,6 +318,28 @@ static inline struct latch_tree_node *latch_tree_find_in_copy_(const struct latc
 }
 
 /*
+ * The link in copy @idx where @node belongs, NULL now; *parent gets the
+ * node that link is in (NULL for the root).  Equal keys go right, after
+ * the elements already present.  Cost O(log n).  Writer only.
+ */
+static inline struct latch_rb_node **
+latch_tree_link_of_(struct latch_tree_root *root, const struct latch_tree_node *node, unsigned idx,
+                    const struct latch_tree_ops *ops, struct latch_rb_node **parent)
+{
+	struct latch_rb_node **link = &root->tree[idx].node;
+
+	*parent = NULL;
+	/* Plain loads of links: only the (serialized) writer stores them. */
+	while (*link) {
+		*parent = *link;
+		link = &(*parent)->child[ops->less(node, latch_tree_from_rb_(*parent, idx))
+		                             ? LATCH_RB_LEFT
+		                             : LATCH_RB_RIGHT];
+	}
+	return link;
+}
+
+/*
  * Link @node into copy @idx only, and rebalance that copy.  Equal keys go
  * right, after the elements already present.  Cost O(log n).  Writer
  * only; the caller steers readers away from copy @idx first.
@@ -316,16 +348,9 @@ static inline void latch_tree_insert_copy_(struct latch_tree_root *root,
                                            struct latch_tree_node *node, unsigned idx,
                                            const struct latch_tree_ops *ops)
 {
-	struct latch_rb_node **link = &root->tree[idx].node;
-	struct latch_rb_node *parent = NULL;
+	struct latch_rb_node *parent;
+	struct latch_rb_node **link = latch_tree_link_of_(root, node, idx, ops, &parent);
 
-	/* Plain loads of links: only the (serialized) writer stores them. */
-	while (*link) {
-		parent = *link;
-		link = &parent->child[ops->less(node, latch_tree_from_rb_(parent, idx))
-		                          ? LATCH_RB_LEFT
-		                          : LATCH_RB_RIGHT];
-	}
 	latch_rb_link_node(&node->node[idx], parent, link);
 	latch_rb_insert_colour(&node->node[idx], &root->tree[idx]);
 }

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * latchbench's view of a peer: every structure it measures, liblatch's
+ * included, is driven through this table of functions.
+ *
+ * A peer owns a pool of @capacity elements, addressed by slot.  The
+ * driver decides which slot holds which key and keeps that pairing for
+ * the whole run: erasing slot i and inserting it again with the same key
+ * is one "insert+erase pair".  Keys in the pool are immutable while the
+ * element is in the structure.
+ *
+ * Lookups are measured through find_many(), which each peer builds with
+ * BENCH_FIND_MANY so that its own lookup is inlined into the loop and no
+ * peer pays an indirect call per lookup.
+ */
+#ifndef LATCH_BENCH_H
+#define LATCH_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a find_many() call adds up. */
+struct bench_tally {
+	unsigned long hits;    /* lookups that found their key */
+	unsigned long retries; /* repeated attempts (find_counted() only) */
+};
+
+/* Readers may run on other threads while the writer updates. */
+#define BENCH_SHARED 1u
+/* Exact-key lookups only: the structure keeps no order. */
+#define BENCH_HASH   2u
+
+struct bench_peer {
+	const char *name;
+	unsigned flags;
+	/* An empty structure with a pool of @capacity slots, or NULL. */
+	void *(*create)(size_t capacity);
+	void (*destroy)(void *peer);
+	/* Fill slots 0..n-1 with keys[0..n-1] (optional; else insert() n times). */
+	void (*load)(void *peer, const long *keys, size_t n);
+	/* Writer: put slot @slot, holding @key, into the structure. */
+	void (*insert)(void *peer, size_t slot, long key);
+	/* Writer: take slot @slot out of the structure. */
+	void (*erase)(void *peer, size_t slot);
+	/* Reader: look up keys[0..n-1]. */
+	void (*find_many)(void *peer, const long *keys, size_t n, struct bench_tally *t);
+	/* Optional: find_many() that also counts retries (concurrent workloads). */
+	void (*find_counted)(void *peer, const long *keys, size_t n, struct bench_tally *t);
+	/* Optional: called by each reader thread before and after its lookups. */
+	void (*reader_enter)(void);
+	void (*reader_exit)(void);
+};
+
+/*
+ * Defines find_many function @fname for a peer of type @type: for every
+ * key, @found (an expression using `p`, `key` and `t`) is non-NULL on a hit.
+ */
+#define BENCH_FIND_MANY(fname, type, found)                                                        \
+	static void fname(void *peer, const long *keys, size_t n, struct bench_tally *t)           \
+	{                                                                                          \
+		type *p = (type *)peer;                                                            \
+		unsigned long hits = 0;                                                            \
+		for (size_t i = 0; i < n; i++) {                                                   \
+			long key = keys[i];                                                        \
+			hits += (found) != NULL;                                                   \
+		}                                                                                  \
+		t->hits += hits;                                                                   \
+	}
+
+/*
+ * A zeroed peer of @size bytes whose pointer member at @pool_offset points
+ * to a zeroed pool of @capacity elements of @elem_size bytes; NULL when
+ * out of memory.  The peer is freed with free() after its pool.
+ */
+static inline void *bench_alloc_pooled(size_t size, size_t pool_offset, size_t capacity,
+                                       size_t elem_size)
+{
+	char *peer = (char *)calloc(1, size);
+	void *pool = calloc(capacity ? capacity : 1, elem_size);
+
+	if (!peer || !pool) {
+		free(peer);
+		free(pool);
+		return NULL;
+	}
+	memcpy(peer + pool_offset, &pool, sizeof(pool));
+	return peer;
+}
+
+/* A 64-bit mixer (the finalizer of splitmix64): hash of a key for the hash peers. */
+static inline unsigned long bench_hash(long key)
+{
+	unsigned long long x = (unsigned long long)key;
+
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (unsigned long)x;
+}
+
+/* Range peers hold [key, key + BENCH_RANGE_LEN); their keys are BENCH_RANGE_STRIDE apart. */
+#define BENCH_RANGE_LEN    48
+#define BENCH_RANGE_STRIDE 64
+
+/* Every peer this build has, in table order; the first is the baseline. */
+extern const struct bench_peer *const bench_peers[];
+extern const size_t bench_peer_count;
+/* Every range peer this build has (workload 4), in table order. */
+extern const struct bench_peer *const bench_range_peers[];
+extern const size_t bench_range_peer_count;
+/* One line for each peer or workload this build lacks, and why; NULL-terminated. */
+extern const char *const bench_missing[];
+
+extern const struct bench_peer bench_peer_latch;
+
+#ifdef LATCH_BENCH_HAVE_COMMIT
+/* One latch_tree_commit() inserting (or erasing) the latch peer's @slots (n <= 64). */
+void bench_latch_commit(void *peer, const size_t *slots, size_t n, bool insert);
+#endif
+
+#ifdef LATCH_BENCH_HAVE_RANGE
+/* Loaded objects as [start, end) (at most @max), all of them known to _dl_find_object(). */
+size_t bench_dlfo_objects(long (*ranges)[2], size_t max);
+/* glibc's _dl_find_object(), and a latch range map holding bench_dlfo_objects(). */
+extern const struct bench_peer bench_peer_dlfo, bench_peer_dlfo_latch;
+#endif
+
+#endif /* LATCH_BENCH_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* The peers this build of latchbench has; optional ones are detected by CMake. */
+#include "bench.h"
+
+extern const struct bench_peer bench_peer_plain, bench_peer_seqlock, bench_peer_rwlock,
+    bench_peer_mutex, bench_peer_tsearch, bench_peer_urcu_lfht, bench_peer_ck_hs,
+    bench_peer_sorted_latch, bench_range_peer_latch, bench_range_peer_sorted_latch,
+    bench_range_peer_rwlock;
+
+/* plain first: it is the baseline of the lookup and write ratios. */
+const struct bench_peer *const bench_peers[] = {
+	&bench_peer_plain,        &bench_peer_latch, &bench_peer_seqlock,
+	&bench_peer_rwlock,       &bench_peer_mutex, &bench_peer_tsearch,
+#ifdef LATCH_BENCH_HAVE_URCU
+	&bench_peer_urcu_lfht,
+#endif
+#ifdef LATCH_BENCH_HAVE_CK
+	&bench_peer_ck_hs,
+#endif
+	&bench_peer_sorted_latch,
+};
+const size_t bench_peer_count = sizeof(bench_peers) / sizeof(bench_peers[0]);
+
+const struct bench_peer *const bench_range_peers[] = {
+#ifdef LATCH_BENCH_HAVE_RANGE
+	&bench_range_peer_latch,
+#endif
+	&bench_range_peer_sorted_latch,
+	&bench_range_peer_rwlock,
+};
+const size_t bench_range_peer_count = sizeof(bench_range_peers) / sizeof(bench_range_peers[0]);
+
+const char *const bench_missing[] = {
+#ifndef LATCH_BENCH_HAVE_URCU
+	"urcu-lfht: not built: liburcu not found (apt-get install liburcu-dev)",
+#endif
+#ifndef LATCH_BENCH_HAVE_CK
+	"ck-hs: not built: Concurrency Kit not found (apt-get install libck-dev)",
+#endif
+#ifndef LATCH_BENCH_HAVE_RANGE
+	"ranges: latch and _dl_find_object skipped: this liblatch has no <latch/range.h>",
+#endif
+#ifndef LATCH_BENCH_HAVE_COMMIT
+	"workload 5 skipped: this liblatch has no latch_tree_commit()",
+#endif
+	NULL,
+};

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/* latchbench's results: storage, tables, target ratios and CSV. */
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+struct figure {
+	int workload;
+	long size;
+	char what[32], peer[24], metric[24];
+	double v[REPORT_MAX_RUNS];
+	int n;
+};
+
+static struct figure *figures;
+static size_t nfigures, cap;
+
+static struct figure *figure_find(int workload, long size, const char *what, const char *peer,
+                                  const char *metric)
+{
+	for (size_t i = 0; i < nfigures; i++) {
+		struct figure *f = &figures[i];
+
+		if (f->workload == workload && f->size == size && !strcmp(f->what, what) &&
+		    !strcmp(f->peer, peer) && !strcmp(f->metric, metric))
+			return f;
+	}
+	return NULL;
+}
+
+void report_add(int workload, long size, const char *what, const char *peer, const char *metric,
+                double value)
+{
+	struct figure *f = figure_find(workload, size, what, peer, metric);
+
+	if (!f) {
+		if (nfigures == cap) {
+			cap = cap ? 2 * cap : 256;
+			figures = realloc(figures, cap * sizeof(*figures));
+			if (!figures) {
+				perror("latchbench");
+				exit(1);
+			}
+		}
+		f = &figures[nfigures++];
+		memset(f, 0, sizeof(*f));
+		f->workload = workload;
+		f->size = size;
+		snprintf(f->what, sizeof(f->what), "%s", what);
+		snprintf(f->peer, sizeof(f->peer), "%s", peer);
+		snprintf(f->metric, sizeof(f->metric), "%s", metric);
+	}
+	if (f->n < REPORT_MAX_RUNS)
+		f->v[f->n++] = value;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median, min and max of v[0..n-1] (n >= 1). */
+static void summarize(const double *v, int n, double *median, double *min, double *max)
+{
+	double s[REPORT_MAX_RUNS];
+
+	memcpy(s, v, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	*median = n & 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	*min = s[0];
+	*max = s[n - 1];
+}
+
+void report_header(FILE *out)
+{
+	struct utsname u;
+	char model[128] = "unknown CPU", line[256];
+	FILE *cpu = fopen("/proc/cpuinfo", "r");
+
+	while (cpu && fgets(line, sizeof(line), cpu))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			snprintf(model, sizeof(model), "%s", strchr(line, ':') + 2);
+			model[strcspn(model, "\n")] = 0;
+			break;
+		}
+	if (cpu)
+		fclose(cpu);
+	uname(&u);
+	fprintf(out, "latchbench: %s, %ld CPUs, %s %s, " __VERSION__ "\npeers:", model,
+	        sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release);
+	for (size_t i = 0; i < bench_peer_count; i++)
+		fprintf(out, " %s", bench_peers[i]->name);
+	fputc('\n', out);
+	for (const char *const *m = bench_missing; *m; m++)
+		fprintf(out, "%s\n", *m);
+}
+
+static const char *const workload_titles[] = {
+	"",
+	"1. Lookup cost, one thread (ns per lookup)",
+	"2. Read-mostly concurrency: one writer (insert+erase pairs), readers on other cores",
+	"3. Write cost, one thread (ns per insert+erase pair)",
+	"4. Address ranges (ns per operation)",
+	"5. Batches: latch_tree_commit() with a reader on the other core",
+	"6. Memory (heap bytes per element, element included)",
+};
+
+/* Adds @name to @list (of *n, at most @max) unless present. */
+static void add_unique(const char **list, size_t *n, size_t max, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(list[i], name))
+			return;
+	if (*n < max)
+		list[(*n)++] = name;
+}
+
+static void print_table(FILE *out, int workload, const char *metric)
+{
+	const char *peers[32], *rows[64];
+	long row_size[64];
+	size_t np = 0, nr = 0;
+
+	for (size_t i = 0; i < nfigures; i++) {
+		const struct figure *f = &figures[i];
+		size_t r;
+
+		if (f->workload != workload || strcmp(f->metric, metric))
+			continue;
+		add_unique(peers, &np, 32, f->peer);
+		for (r = 0; r < nr && !(row_size[r] == f->size && !strcmp(rows[r], f->what)); r++)
+			;
+		if (r == nr && nr < 64) {
+			rows[nr] = f->what;
+			row_size[nr++] = f->size;
+		}
+	}
+	fprintf(out, "\n  [%s; median of runs, spread = (max-min)/median]\n  %9s %-14s", metric,
+	        "n", "case");
+	for (size_t p = 0; p < np; p++)
+		fprintf(out, " %15s", peers[p]);
+	fputc('\n', out);
+	for (size_t r = 0; r < nr; r++) {
+		fprintf(out, "  %9ld %-14s", row_size[r], rows[r]);
+		for (size_t p = 0; p < np; p++) {
+			const struct figure *f =
+			    figure_find(workload, row_size[r], rows[r], peers[p], metric);
+			double med, min, max;
+
+			if (!f) {
+				fprintf(out, " %15s", "-");
+				continue;
+			}
+			summarize(f->v, f->n, &med, &min, &max);
+			fprintf(out, " %9.4g %4.0f%%", med, med ? 100 * (max - min) / med : 0);
+		}
+		fputc('\n', out);
+	}
+}
+
+void report_print(FILE *out)
+{
+	for (int w = 1; w <= 6; w++) {
+		const char *metrics[8];
+		size_t nm = 0;
+
+		for (size_t i = 0; i < nfigures; i++)
+			if (figures[i].workload == w)
+				add_unique(metrics, &nm, 8, figures[i].metric);
+		if (!nm)
+			continue;
+		fprintf(out, "\n%s\n", workload_titles[w]);
+		for (size_t m = 0; m < nm; m++)
+			print_table(out, w, metrics[m]);
+	}
+}
+
+/*
+ * A target: ratio a/b of @metric between (what_a, peer_a) and
+ * (what_b, peer_b), at every size where both were measured, taken run by
+ * run; op is '>' (ratio must be >= bound), '<' (<= bound) or 0 (report).
+ * what_a and what_b NULL: the same ratio for every case measured.
+ */
+struct target {
+	int workload;
+	const char *metric, *what_a, *peer_a, *what_b, *peer_b;
+	char op;
+	double bound;
+	long min_size; /* the verdict applies from this n up; below, the ratio is reported */
+	const char *meaning;
+};
+
+static const struct target targets[] = {
+	{ 1, "ns/lookup", NULL, "plain", NULL, "latch", '>', 0.95, 10000,
+	  "lookup speed latch/plain (plain ns / latch ns)" },
+	{ 2, "lookups/s", "writer max", "latch", "writer max", "rwlock", '>', 3, 0,
+	  "reader lookups/s latch/rwlock, unthrottled writer" },
+	{ 2, "lookups/s", "writer max", "latch", "writer max", "tsearch", '>', 3, 0,
+	  "reader lookups/s latch/tsearch, unthrottled writer" },
+	{ 2, "lookups/s", "writer max", "latch", "writer max", "seqlock", '>', 1.0, 0,
+	  "reader lookups/s latch/seqlock, unthrottled writer" },
+	{ 2, "lookups/s", "writer 1e3/s", "latch", "writer 0/s", "latch", '>', 0.95, 0,
+	  "reader lookups/s latch, writer 1e3/s vs read-only" },
+	{ 3, "ns/pair", "insert+erase", "latch", "insert+erase", "plain", '<', 2.2, 0,
+	  "write cost latch/plain (ns per pair)" },
+	{ 4, "ns/op", "find", "latch", "find", "sorted-latch", '<', 1.25, 0,
+	  "range find cost latch/sorted-latch (ns)" },
+	{ 4, "ns/op", "insert+erase", "sorted-latch", "insert+erase", "latch", '>', 100, 100000,
+	  "range update speed latch/sorted-latch (ns ratio)" },
+	{ 4, "ns/op", "loaded objects", "latch", "loaded objects", "_dl_find_object", 0, 0, 0,
+	  "latch_range_find cost vs glibc _dl_find_object (ns)" },
+	{ 1, "ns/lookup", "uniform hit", "urcu-lfht", "uniform hit", "latch", 0, 0, 0,
+	  "lookup speed latch/urcu-lfht (hash, no order)" },
+	{ 1, "ns/lookup", "uniform hit", "ck-hs", "uniform hit", "latch", 0, 0, 0,
+	  "lookup speed latch/ck-hs (hash, no order)" },
+	{ 2, "lookups/s", "writer max", "latch", "writer max", "urcu-lfht", 0, 0, 0,
+	  "reader lookups/s latch/urcu-lfht, unthrottled writer" },
+	{ 2, "lookups/s", "writer max", "latch", "writer max", "ck-hs", 0, 0, 0,
+	  "reader lookups/s latch/ck-hs, unthrottled writer" },
+};
+
+/* Prints @t's line for cell (@size, @what), if both sides were measured. */
+static void print_target(FILE *out, const struct target *t, long size, const char *what)
+{
+	const struct figure *a =
+	    figure_find(t->workload, size, t->what_a ? t->what_a : what, t->peer_a, t->metric);
+	const struct figure *b =
+	    figure_find(t->workload, size, t->what_b ? t->what_b : what, t->peer_b, t->metric);
+	double r[REPORT_MAX_RUNS], med, min, max;
+	int n;
+
+	if (!a || !b)
+		return;
+	n = a->n < b->n ? a->n : b->n;
+	for (int i = 0; i < n; i++)
+		r[i] = a->v[i] / b->v[i];
+	summarize(r, n, &med, &min, &max);
+	fprintf(out, "  %-54s %-13s %8ld %8.3f [%.3f, %.3f]  ", t->meaning, what, size, med, min,
+	        max);
+	if (!t->op || size < t->min_size)
+		fputs("(reported)\n", out);
+	else
+		fprintf(out, "%s %g: %s\n", t->op == '>' ? ">=" : "<=", t->bound,
+		        (t->op == '>' ? med >= t->bound : med <= t->bound) ? "met" : "MISSED");
+}
+
+void report_targets(FILE *out)
+{
+	fprintf(out,
+	        "\nTargets (ratio per run, median [min, max] over runs)\n  %-54s %-13s %8s %8s\n",
+	        "ratio", "case", "n", "median");
+	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++)
+		for (size_t i = 0; i < nfigures; i++) {
+			const struct figure *f = &figures[i];
+
+			if (f->workload == targets[t].workload &&
+			    !strcmp(f->peer, targets[t].peer_a) &&
+			    !strcmp(f->metric, targets[t].metric) &&
+			    (!targets[t].what_a || !strcmp(f->what, targets[t].what_a)))
+				print_target(out, &targets[t], f->size, f->what);
+		}
+}
+
+int report_csv(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs("workload,n,case,peer,metric,median,min,max,runs\n", f);
+	for (size_t i = 0; i < nfigures; i++) {
+		const struct figure *g = &figures[i];
+		double med, min, max;
+
+		summarize(g->v, g->n, &med, &min, &max);
+		fprintf(f, "%d,%ld,%s,%s,%s,%.6g,%.6g,%.6g,%d\n", g->workload, g->size, g->what,
+		        g->peer, g->metric, med, min, max, g->n);
+	}
+	if (fclose(f) != 0)
+		return -1;
+	return 0;
+}
