@@ -22,7 +22,7 @@ void report_header(FILE *out);
 /* One table per workload and metric: cells down, peers across. */
 void report_print(FILE *out);
 
-/* Every target ratio of the issue, as median [min, max] over runs, with its verdict. */
+/* Every target ratio of docs/benchmarks.md, as median [min, max] over runs, with its verdict. */
 void report_targets(FILE *out);
 
 /* Every figure as CSV; 0 or -1 with errno set. */
