@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# embed-test.sh HOW CMAKE SOURCE_DIR CONSUMER_DIR CC CXX GENERATOR SANITIZE_FLAGS
+# embed-test.sh HOW CMAKE SOURCE_DIR CONSUMER_DIR CC CXX GENERATOR
+# (sanitizer flags, if any, in $LATCH_SANITIZE_FLAGS)
 #
 # Builds a downstream project (embed/CMakeLists.txt) that takes liblatch
 # into its own build with HOW = add_subdirectory or FetchContent, then
@@ -8,7 +9,8 @@
 # benchmarks, examples or man pages, no install rules, no build type
 # forced on the parent) and that the consumers built against it run.
 set -eu
-how=$1 cmake=$2 src=$3 consumer=$4 cc=$5 cxx=$6 generator=$7 sanitize=$8
+how=$1 cmake=$2 src=$3 consumer=$4 cc=$5 cxx=$6 generator=$7
+sanitize=${LATCH_SANITIZE_FLAGS-}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -58,5 +60,5 @@ fi
 }
 "$work/consumer-shared" shared
 "$work/consumer-static" static
-"$work/consumer-cxx" static
+"$work/consumer-cxx" shared
 echo "embed ($how): only the libraries were built; the consumers ran"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# install-test.sh HOW CMAKE BUILD_DIR SOURCE_DIR LIBDIR MANDIR CC CXX GENERATOR SANITIZE_FLAGS
+# install-test.sh HOW CMAKE BUILD_DIR SOURCE_DIR LIBDIR MANDIR CC CXX GENERATOR
+# (sanitizer flags, if any, in $LATCH_SANITIZE_FLAGS)
 #
 # Installs the build in BUILD_DIR into a temporary prefix, checks the
 # installed files (and, when man pages were built, that `man` finds every
@@ -11,8 +12,7 @@
 # Each program runs and checks where its liblatch code came from.
 set -eu
 how=$1 cmake=$2 build=$3 src=$4 libdir=$5 mandir=$6 cc=$7 cxx=$8 generator=$9
-shift 9
-sanitize=$1
+sanitize=${LATCH_SANITIZE_FLAGS-}
 
 if [ "$how" = pkg-config ] && ! command -v pkg-config >/dev/null 2>&1; then
 	echo "skipped: pkg-config is not installed (Debian package pkg-config)"
