@@ -137,9 +137,15 @@ fuzz:
 # Documentation and packaging: man pages, ABI and consumer checks.
 #   make man              build the man pages (needs scdoc) into $(BUILD)/docs/man3
 #   make packaging-check  run only the ABI, man page, consumer, install and embedding tests
-.PHONY: man packaging-check
+#   make abi-baseline     store the ABI of this build as the release's (tests/abi/liblatch.abi;
+#                         needs abigail-tools; see CONTRIBUTING.md)
+.PHONY: man packaging-check abi-baseline
 man: configure
 	$(CMAKE) --build $(BUILD) --target man
+
+abi-baseline: all
+	abidw --no-corpus-path --drop-private-types --headers-dir include/latch \
+		$$(readlink -f $(BUILD)/liblatch.so) >tests/abi/liblatch.abi
 
 packaging-check: all
 	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L '^packaging$$' $(CTEST_ARGS)
