@@ -1,14 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# check-abi.sh NM READELF LIBRARY SYMBOLS MAP SONAME PAGES HEADERS
+# check-abi.sh NM READELF LIBRARY MAP SONAME PAGES HEADERS
 #
-# Fails when the symbols LIBRARY exports (nm -D --defined-only) differ
-# from the list in SYMBOLS, from the global names of the version script
-# MAP or from the functions the public HEADERS declare with LATCH_API, when
+# The version script MAP is the one list of the ABI's names.  Fails when
+# the symbols LIBRARY exports (nm -D --defined-only) differ from the
+# global names of MAP or from the functions the public HEADERS declare
+# with LATCH_API, when
 # an exported symbol carries no version from MAP, when the SONAME is not
 # SONAME, or when an exported symbol has no man page in PAGES.
 set -eu
-nm=$1 readelf=$2 lib=$3 symbols=$4 map=$5 soname=$6 pages=$7 headers=$8
+nm=$1 readelf=$2 lib=$3 map=$4 soname=$5 pages=$6 headers=$7
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
@@ -21,23 +22,19 @@ fail() {
 # Exported names (version suffixes stripped), without the version nodes (type A).
 "$nm" -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' >"$tmp/raw"
 sed 's/@.*//' "$tmp/raw" | sort -u >"$tmp/exported"
-grep -v -e '^#' -e '^$' "$symbols" | sort -u >"$tmp/listed"
 # Names between "global:" and "local:" in the version script.
 awk '/global:/ { on = 1; next } /local:/ { on = 0 } on && /;/ { gsub(/[ \t;]/, ""); print }' \
 	"$map" | sort -u >"$tmp/mapped"
 
 [ -s "$tmp/exported" ] || fail "$lib exports nothing"
-diff -u "$tmp/listed" "$tmp/exported" >"$tmp/d1" ||
-	fail "exported symbols differ from $symbols (- listed only, + exported only):
+diff -u "$tmp/mapped" "$tmp/exported" >"$tmp/d1" ||
+	fail "exported symbols differ from the version script $map (- map only, + exported only):
 $(cat "$tmp/d1")"
-diff -u "$tmp/listed" "$tmp/mapped" >"$tmp/d2" ||
-	fail "the version script differs from $symbols (- listed only, + in the map only):
-$(cat "$tmp/d2")"
 # Functions declared "LATCH_API <type> name(" in the public headers.
 sed -n 's/^LATCH_API .*[ *]\(latch_[a-z0-9_]*\)(.*/\1/p' "$headers"/*.h | sort -u >"$tmp/declared"
-diff -u "$tmp/listed" "$tmp/declared" >"$tmp/d3" ||
-	fail "LATCH_API declarations differ from $symbols (- listed only, + declared only):
-$(cat "$tmp/d3")"
+diff -u "$tmp/mapped" "$tmp/declared" >"$tmp/d2" ||
+	fail "LATCH_API declarations differ from the version script (- map only, + declared only):
+$(cat "$tmp/d2")"
 
 version=$(awk '/{/ { print $1; exit }' "$map")
 unversioned=$(grep -v "@@$version\$" "$tmp/raw" || true)
