@@ -29,6 +29,12 @@
  * touch the mutex.  Writer calls therefore must not run in a signal
  * handler (the handler could interrupt the holder of the mutex).
  *
+ * fork(): the child may use every map at once, lookups and writer calls
+ * alike, even when another thread of the parent was inside a writer call
+ * at the fork.  That call's batch is then, in the child, applied wholly
+ * or not at all (lookups tell which); the child's first writer call on
+ * each map restores the map's mutex and copies, at a cost of O(n) once.
+ *
  * Range lifetime is the caller's: after latch_range_erase() (or a commit
  * that erases it) returns, a reader may still be looking at the range, so
  * it may be freed or reused only after a grace period, e.g. liburcu's
@@ -75,12 +81,14 @@ struct latch_range_map {
 	 */
 	uintptr_t low[2], high[2];
 	pthread_mutex_t lock; /* serializes writers; readers never touch it */
+	/* the fork generation @lock belongs to (fork(): see the file comment) */
+	unsigned long generation;
 };
 
 /** Static initialiser for an empty struct latch_range_map. */
 #define LATCH_RANGE_MAP_INIT                                                                       \
 	{                                                                                          \
-		LATCH_TREE_ROOT_INIT, { 0, 0 }, { 0, 0 }, PTHREAD_MUTEX_INITIALIZER                \
+		LATCH_TREE_ROOT_INIT, { 0, 0 }, { 0, 0 }, PTHREAD_MUTEX_INITIALIZER, 0             \
 	}
 
 /**
