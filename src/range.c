@@ -21,7 +21,6 @@
 #include <latch/range.h>
 
 #include "commit.h"
-#include "contract.h"
 #include "mirror.h"
 
 /* Batches up to this size plan on the stack; larger ones allocate. */
@@ -159,11 +158,13 @@ static struct latch_range *range_of_change(const struct latch_tree_change *c)
 	return latch_range_of_(c->node);
 }
 
+/* Changes in order of their range's start, then of the range's address. */
 static int by_start(const void *a, const void *b)
 {
-	uintptr_t sa = range_of_change(a)->start, sb = range_of_change(b)->start;
+	const struct latch_range *ra = range_of_change(a), *rb = range_of_change(b);
+	uintptr_t sa = ra->start, sb = rb->start, pa = (uintptr_t)ra, pb = (uintptr_t)rb;
 
-	return (sa > sb) - (sa < sb);
+	return sa != sb ? (sa > sb) - (sa < sb) : (pa > pb) - (pa < pb);
 }
 
 /* The range in the map that starts at @start, or NULL (writer side). */
@@ -179,10 +180,8 @@ static bool erased_by(const struct latch_tree_change *plan, size_t nerase,
 {
 	const struct latch_tree_change probe = { LATCH_TREE_ERASE,
 		                                 (struct latch_tree_node *)&r->node };
-	const struct latch_tree_change *hit =
-	    bsearch(&probe, plan, nerase, sizeof(*plan), by_start);
 
-	return hit && range_of_change(hit) == r;
+	return bsearch(&probe, plan, nerase, sizeof(*plan), by_start) != NULL;
 }
 
 /*
@@ -209,19 +208,24 @@ static bool overlaps_survivor(const struct latch_range_map *m, const struct latc
 
 /*
  * Check a plan against the map: erases first (@nerase of them), then
- * inserts, each part sorted by start.  Returns 0 or the error to report.
+ * inserts, each part sorted by start (see by_start()).  Returns 0 or the
+ * error to report: -EINVAL for a range erased twice, then -ENOENT for an
+ * erase of a range not in the map, then -EEXIST.
  * Cost O(n log n + n log N).  Under the writers' mutex.
  */
 static int check_plan(const struct latch_range_map *m, const struct latch_tree_change *plan,
                       size_t nerase, size_t n)
 {
+	/* A repeat sorts next to itself. */
+	for (size_t i = 1; i < nerase; i++)
+		if (range_of_change(&plan[i - 1]) == range_of_change(&plan[i]))
+			return -EINVAL;
 	for (size_t i = 0; i < nerase; i++) {
 		const struct latch_range *r = range_of_change(&plan[i]);
 
-		/* Ranges in the map have distinct starts, so a repeat sorts next to itself. */
-		if (range_starting_at(m, r->start) != r ||
-		    (i > 0 && range_of_change(&plan[i - 1]) == r))
-			return -EINVAL;
+		/* Ranges in the map have distinct starts. */
+		if (range_starting_at(m, r->start) != r)
+			return -ENOENT;
 	}
 	for (size_t i = nerase; i < n; i++) {
 		const struct latch_range *r = range_of_change(&plan[i]);
@@ -234,8 +238,9 @@ static int check_plan(const struct latch_range_map *m, const struct latch_tree_c
 	return 0;
 }
 
-int latch_range_commit(struct latch_range_map *m, const struct latch_range_change *changes,
-                       size_t n)
+/* latch_range_commit(), for the public call @call. */
+static int commit(const char *call, struct latch_range_map *m,
+                  const struct latch_range_change *changes, size_t n)
 {
 	struct latch_tree_change local[LOCAL_PLAN], *plan = local;
 	size_t nerase = 0, ninsert = 0;
@@ -267,7 +272,7 @@ int latch_range_commit(struct latch_range_map *m, const struct latch_range_chang
 	lock_writers(m);
 	err = check_plan(m, plan, nerase, n);
 	if (!err)
-		latch_tree_commit_unchecked_(&m->tree, plan, n, &range_ops, update_bounds, m);
+		latch_tree_commit_unchecked_(call, &m->tree, plan, n, &range_ops, update_bounds, m);
 	pthread_mutex_unlock(&m->lock);
 
 	if (plan != local)
@@ -275,18 +280,22 @@ int latch_range_commit(struct latch_range_map *m, const struct latch_range_chang
 	return err;
 }
 
+int latch_range_commit(struct latch_range_map *m, const struct latch_range_change *changes,
+                       size_t n)
+{
+	return commit("latch_range_commit", m, changes, n);
+}
+
 int latch_range_insert(struct latch_range_map *m, struct latch_range *r)
 {
 	const struct latch_range_change change = { LATCH_TREE_INSERT, r };
 
-	return latch_range_commit(m, &change, 1);
+	return commit("latch_range_insert", m, &change, 1);
 }
 
-void latch_range_erase(struct latch_range_map *m, struct latch_range *r)
+int latch_range_erase(struct latch_range_map *m, struct latch_range *r)
 {
 	const struct latch_range_change change = { LATCH_TREE_ERASE, r };
-	int err = latch_range_commit(m, &change, 1);
 
-	LATCH_CONTRACT(err == 0, "latch_range_erase", "the range is not in the map");
-	(void)err;
+	return commit("latch_range_erase", m, &change, 1);
 }

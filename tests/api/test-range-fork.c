@@ -117,7 +117,7 @@ static void child(int report)
 	CHECK(latch_range_insert(&map, &mine) == 0, "child: insert");
 	check_consistent("child after its insert", 1);
 	CHECK(latch_range_find(&map, mine.start) == &mine, "child: its range is found");
-	latch_range_erase(&map, &mine);
+	CHECK(latch_range_erase(&map, &mine) == 0, "child: erase");
 	check_consistent("child after its erase", 0);
 	if (found(set_a))
 		swap_batch(swap, set_a, set_b);
