@@ -7,6 +7,7 @@
 
 #include "commit.h"
 #include "contract.h"
+#include "tsan.h"
 
 #ifndef NDEBUG
 /*
@@ -90,6 +91,8 @@ static void insert_noting(struct latch_tree_root *root, struct latch_tree_node *
 	/* Nodes are pointer-aligned: bit 0 says "right child of parent". */
 	node->node[1].parent_colour =
 	    (uintptr_t)parent | (uintptr_t)(parent && link == &parent->child[LATCH_RB_RIGHT]);
+	/* Before the first link to the element: see latch/atomic.h. */
+	latch_tsan_release_(node);
 	latch_rb_link_node(&node->node[0], parent, link);
 	latch_rb_insert_colour(&node->node[0], &root->tree[0]);
 }

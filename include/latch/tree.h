@@ -264,6 +264,8 @@ latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
 
 		if (steps == LATCH_RB_MAX_DEPTH)
 			return NULL;
+		/* ThreadSanitizer only: see the element's initialisation (latch/atomic.h). */
+		LATCH_TSAN_ACQUIRE_(n);
 		c = order(probe, n, ops);
 		if (c == 0 && seek == LATCH_TREE_SEEK_EQUAL_)
 			return n;
