@@ -13,10 +13,12 @@
  * copy 1 while readers use copy 0, so readers see all of them or none.
  * @after_copy (unless NULL) runs once each copy is changed, before
  * readers are sent to it, so that per-copy summaries change with their
- * copy.  Makes no checks: the caller has made them all.
+ * copy.  Makes no checks but internal consistency checks in debug builds,
+ * whose messages name @call, the public call the user made: the caller
+ * has made the others.
  * Cost O(n log N) per copy.  Writer only, serialized by the caller.
  */
-void latch_tree_commit_unchecked_(struct latch_tree_root *root,
+void latch_tree_commit_unchecked_(const char *call, struct latch_tree_root *root,
                                   const struct latch_tree_change *changes, size_t n,
                                   const struct latch_tree_ops *ops,
                                   void (*after_copy)(void *ctx, unsigned idx), void *ctx);

@@ -3,14 +3,25 @@
  * The range map's writer side: every batch is checked whole against the
  * map under the writers' mutex, then applied as one latched-tree commit
  * that also updates each copy's bounds along with that copy.
+ *
+ * fork(): the child has only the thread that forked, so a mutex another
+ * thread held at the fork would stay locked in it for ever, and that
+ * thread's update would stay half done.  Every map therefore records the
+ * fork generation its mutex belongs to (a counter bumped in the child of
+ * every fork); the first writer call in a later generation re-initialises
+ * the mutex and rebuilds the copy readers are not using from the one they
+ * are using, which the latch keeps whole at every instruction of the
+ * writer.  The fork waits for nothing and the parent pays one compare
+ * per writer call.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <latch/range.h>
 
 #include "commit.h"
-#include "contract.h"
+#include "mirror.h"
 
 /* Batches up to this size plan on the stack; larger ones allocate. */
 #define LOCAL_PLAN 16
@@ -27,6 +38,46 @@ static int range_comp(const void *key, const struct latch_tree_node *n)
 
 static const struct latch_tree_ops range_ops = { range_less, range_comp };
 
+/*
+ * Forks between the process that loaded the library and this one: 0 in
+ * that process, bumped in the child of every fork while the child has a
+ * single thread.  Threads created later see it through pthread_create(),
+ * so relaxed accesses suffice.
+ */
+static unsigned long fork_generation;
+
+/* Serializes the adoption of maps into a new generation (adopt()). */
+static pthread_mutex_t adopt_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Around fork(): no adoption is half done in the child. */
+static void before_fork(void)
+{
+	pthread_mutex_lock(&adopt_lock);
+}
+
+static void after_fork_in_parent(void)
+{
+	pthread_mutex_unlock(&adopt_lock);
+}
+
+static void after_fork_in_child(void)
+{
+	/* The forking thread took the lock in before_fork() and is this one. */
+	pthread_mutex_unlock(&adopt_lock);
+	LATCH_STORE_RELAXED(&fork_generation, LATCH_LOAD_RELAXED(&fork_generation) + 1);
+}
+
+/* At load time, before any thread of the program can hold a map's mutex. */
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+	if (pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child) != 0) {
+		fputs(
+		    "liblatch: pthread_atfork failed: range maps cannot be written after fork()\n",
+		    stderr);
+		abort();
+	}
+}
+
 void latch_range_map_init(struct latch_range_map *m)
 {
 	latch_tree_init(&m->tree);
@@ -36,6 +87,8 @@ void latch_range_map_init(struct latch_range_map *m)
 		LATCH_STORE_RELAXED(&m->high[idx], (uintptr_t)0);
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	/* Relaxed: the map is not shared yet. */
+	LATCH_STORE_RELAXED(&m->generation, LATCH_LOAD_RELAXED(&fork_generation));
 }
 
 /* The range of copy @idx's node @rb (writer side). */
@@ -61,16 +114,57 @@ static void update_bounds(void *ctx, unsigned idx)
 	LATCH_STORE_RELAXED(&m->high[idx], last ? range_at(last, idx)->end : (uintptr_t)0);
 }
 
+/*
+ * Make @m's mutex and copies this process's own: the mutex may be held by
+ * a thread of the parent that does not exist here, whose update may be
+ * half done in the copy readers are not using.  A map that is merely new
+ * to this generation (or was never written) goes through the same steps,
+ * which then change nothing.  Cost O(n), once per map and generation.
+ */
+static void adopt(struct latch_range_map *m, unsigned long generation)
+{
+	pthread_mutex_lock(&adopt_lock);
+	/* Relaxed: adopt_lock orders this with the last adoption's store. */
+	if (LATCH_LOAD_RELAXED(&m->generation) != generation) {
+		/*
+		 * No thread of this process holds or waits for the mutex:
+		 * every writer call comes through here first, and none can
+		 * pass before the store below.
+		 */
+		pthread_mutex_init(&m->lock, NULL);
+		latch_tree_mirror_(&m->tree, update_bounds, m);
+		/* Release: pairs with the acquire load in lock_writers(). */
+		LATCH_STORE_RELEASE(&m->generation, generation);
+	}
+	pthread_mutex_unlock(&adopt_lock);
+}
+
+/* Take the writers' mutex of @m, adopting the map first after a fork. */
+static void lock_writers(struct latch_range_map *m)
+{
+	unsigned long generation = LATCH_LOAD_RELAXED(&fork_generation);
+
+	/*
+	 * Acquire: a writer that sees the map adopted into this generation
+	 * also sees the re-initialised mutex and the rebuilt copy.
+	 */
+	if (LATCH_LOAD_ACQUIRE(&m->generation) != generation)
+		adopt(m, generation);
+	pthread_mutex_lock(&m->lock);
+}
+
 static struct latch_range *range_of_change(const struct latch_tree_change *c)
 {
 	return latch_range_of_(c->node);
 }
 
+/* Changes in order of their range's start, then of the range's address. */
 static int by_start(const void *a, const void *b)
 {
-	uintptr_t sa = range_of_change(a)->start, sb = range_of_change(b)->start;
+	const struct latch_range *ra = range_of_change(a), *rb = range_of_change(b);
+	uintptr_t sa = ra->start, sb = rb->start, pa = (uintptr_t)ra, pb = (uintptr_t)rb;
 
-	return (sa > sb) - (sa < sb);
+	return sa != sb ? (sa > sb) - (sa < sb) : (pa > pb) - (pa < pb);
 }
 
 /* The range in the map that starts at @start, or NULL (writer side). */
@@ -86,10 +180,8 @@ static bool erased_by(const struct latch_tree_change *plan, size_t nerase,
 {
 	const struct latch_tree_change probe = { LATCH_TREE_ERASE,
 		                                 (struct latch_tree_node *)&r->node };
-	const struct latch_tree_change *hit =
-	    bsearch(&probe, plan, nerase, sizeof(*plan), by_start);
 
-	return hit && range_of_change(hit) == r;
+	return bsearch(&probe, plan, nerase, sizeof(*plan), by_start) != NULL;
 }
 
 /*
@@ -116,19 +208,24 @@ static bool overlaps_survivor(const struct latch_range_map *m, const struct latc
 
 /*
  * Check a plan against the map: erases first (@nerase of them), then
- * inserts, each part sorted by start.  Returns 0 or the error to report.
+ * inserts, each part sorted by start (see by_start()).  Returns 0 or the
+ * error to report: -EINVAL for a range erased twice, then -ENOENT for an
+ * erase of a range not in the map, then -EEXIST.
  * Cost O(n log n + n log N).  Under the writers' mutex.
  */
 static int check_plan(const struct latch_range_map *m, const struct latch_tree_change *plan,
                       size_t nerase, size_t n)
 {
+	/* A repeat sorts next to itself. */
+	for (size_t i = 1; i < nerase; i++)
+		if (range_of_change(&plan[i - 1]) == range_of_change(&plan[i]))
+			return -EINVAL;
 	for (size_t i = 0; i < nerase; i++) {
 		const struct latch_range *r = range_of_change(&plan[i]);
 
-		/* Ranges in the map have distinct starts, so a repeat sorts next to itself. */
-		if (range_starting_at(m, r->start) != r ||
-		    (i > 0 && range_of_change(&plan[i - 1]) == r))
-			return -EINVAL;
+		/* Ranges in the map have distinct starts. */
+		if (range_starting_at(m, r->start) != r)
+			return -ENOENT;
 	}
 	for (size_t i = nerase; i < n; i++) {
 		const struct latch_range *r = range_of_change(&plan[i]);
@@ -141,8 +238,9 @@ static int check_plan(const struct latch_range_map *m, const struct latch_tree_c
 	return 0;
 }
 
-int latch_range_commit(struct latch_range_map *m, const struct latch_range_change *changes,
-                       size_t n)
+/* latch_range_commit(), for the public call @call. */
+static int commit(const char *call, struct latch_range_map *m,
+                  const struct latch_range_change *changes, size_t n)
 {
 	struct latch_tree_change local[LOCAL_PLAN], *plan = local;
 	size_t nerase = 0, ninsert = 0;
@@ -171,10 +269,10 @@ int latch_range_commit(struct latch_range_map *m, const struct latch_range_chang
 	qsort(plan, nerase, sizeof(*plan), by_start);
 	qsort(plan + nerase, ninsert, sizeof(*plan), by_start);
 
-	pthread_mutex_lock(&m->lock);
+	lock_writers(m);
 	err = check_plan(m, plan, nerase, n);
 	if (!err)
-		latch_tree_commit_unchecked_(&m->tree, plan, n, &range_ops, update_bounds, m);
+		latch_tree_commit_unchecked_(call, &m->tree, plan, n, &range_ops, update_bounds, m);
 	pthread_mutex_unlock(&m->lock);
 
 	if (plan != local)
@@ -182,18 +280,22 @@ int latch_range_commit(struct latch_range_map *m, const struct latch_range_chang
 	return err;
 }
 
+int latch_range_commit(struct latch_range_map *m, const struct latch_range_change *changes,
+                       size_t n)
+{
+	return commit("latch_range_commit", m, changes, n);
+}
+
 int latch_range_insert(struct latch_range_map *m, struct latch_range *r)
 {
 	const struct latch_range_change change = { LATCH_TREE_INSERT, r };
 
-	return latch_range_commit(m, &change, 1);
+	return commit("latch_range_insert", m, &change, 1);
 }
 
-void latch_range_erase(struct latch_range_map *m, struct latch_range *r)
+int latch_range_erase(struct latch_range_map *m, struct latch_range *r)
 {
 	const struct latch_range_change change = { LATCH_TREE_ERASE, r };
-	int err = latch_range_commit(m, &change, 1);
 
-	LATCH_CONTRACT(err == 0, "latch_range_erase", "the range is not in the map");
-	(void)err;
+	return commit("latch_range_erase", m, &change, 1);
 }

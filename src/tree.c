@@ -7,6 +7,7 @@
 
 #include "commit.h"
 #include "contract.h"
+#include "tsan.h"
 
 #ifndef NDEBUG
 /*
@@ -37,21 +38,25 @@ static bool copy0_contains(const struct latch_tree_root *root, const struct latc
 #endif
 
 /*
- * Debug builds: stop, naming @call, unless every change of the batch is
- * valid against the tree as it is now.  Cost O(n^2 + n log N).
+ * Stop, naming @call, before any change unless every change of the batch
+ * is valid.  Every build checks what one compare per change can tell
+ * (cost O(n)); debug builds also check the batch against the tree as it
+ * is now (cost O(n^2 + n log N)).
  */
 static void check_batch(const char *call, const struct latch_tree_root *root,
                         const struct latch_tree_change *changes, size_t n,
                         const struct latch_tree_ops *ops)
 {
+	for (size_t i = 0; i < n; i++) {
+		LATCH_REQUIRE(changes[i].node, call, "a change has no element");
+		LATCH_REQUIRE(changes[i].op == LATCH_TREE_INSERT ||
+		                  changes[i].op == LATCH_TREE_ERASE,
+		              call, "a change has an unknown operation");
+	}
 #ifndef NDEBUG
 	for (size_t i = 0; i < n; i++) {
 		const struct latch_tree_node *node = changes[i].node;
 
-		LATCH_CONTRACT(node, call, "a change has no element");
-		LATCH_CONTRACT(changes[i].op == LATCH_TREE_INSERT ||
-		                   changes[i].op == LATCH_TREE_ERASE,
-		               call, "a change has an unknown operation");
 		LATCH_CONTRACT(changes[i].op != LATCH_TREE_INSERT ||
 		                   !copy0_contains(root, node, ops),
 		               call, "an element to insert is already in the tree");
@@ -62,10 +67,7 @@ static void check_batch(const char *call, const struct latch_tree_root *root,
 			               "an element appears twice in the batch");
 	}
 #else
-	(void)call;
 	(void)root;
-	(void)changes;
-	(void)n;
 	(void)ops;
 #endif
 }
@@ -89,12 +91,18 @@ static void insert_noting(struct latch_tree_root *root, struct latch_tree_node *
 	/* Nodes are pointer-aligned: bit 0 says "right child of parent". */
 	node->node[1].parent_colour =
 	    (uintptr_t)parent | (uintptr_t)(parent && link == &parent->child[LATCH_RB_RIGHT]);
+	/* Before the first link to the element: see latch/atomic.h. */
+	latch_tsan_release_(node);
 	latch_rb_link_node(&node->node[0], parent, link);
 	latch_rb_insert_colour(&node->node[0], &root->tree[0]);
 }
 
-/* Insert @node into copy 1 where insert_noting() put it in copy 0.  Cost O(log N). */
-static void insert_noted(struct latch_tree_root *root, struct latch_tree_node *node)
+/*
+ * Insert @node into copy 1 where insert_noting() put it in copy 0, for the
+ * public call @call.  Cost O(log N).
+ */
+static void insert_noted(const char *call, struct latch_tree_root *root,
+                         struct latch_tree_node *node)
 {
 	uintptr_t noted = node->node[1].parent_colour;
 	struct latch_rb_node *parent0 = (struct latch_rb_node *)(noted & ~(uintptr_t)1);
@@ -102,14 +110,23 @@ static void insert_noted(struct latch_tree_root *root, struct latch_tree_node *n
 	struct latch_rb_node *parent = parent0 ? parent0 + 1 : NULL;
 	struct latch_rb_node **link = parent ? &parent->child[noted & 1] : &root->tree[1].node;
 
-	LATCH_CONTRACT(!*link, "latch_tree_commit", "the copies no longer have the same shape");
+	/*
+	 * An internal consistency check, made while the update is under way
+	 * (so it stops the program with the tree half changed): the checks
+	 * before the update leave only unserialized writers or links changed
+	 * outside the library to make it fail.
+	 */
+	LATCH_CONTRACT(!*link, call,
+	               "the copies no longer have the same shape (writers not serialized, or the "
+	               "tree changed outside liblatch)");
 	latch_rb_link_node(&node->node[1], parent, link);
 	latch_rb_insert_colour(&node->node[1], &root->tree[1]);
 }
 
-/* Make @changes, in order, to copy @idx only.  Cost O(n log N). */
-static void apply_to_copy(struct latch_tree_root *root, const struct latch_tree_change *changes,
-                          size_t n, unsigned idx, const struct latch_tree_ops *ops)
+/* Make @changes, in order, to copy @idx only, for @call.  Cost O(n log N). */
+static void apply_to_copy(const char *call, struct latch_tree_root *root,
+                          const struct latch_tree_change *changes, size_t n, unsigned idx,
+                          const struct latch_tree_ops *ops)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (changes[i].op == LATCH_TREE_ERASE)
@@ -117,21 +134,21 @@ static void apply_to_copy(struct latch_tree_root *root, const struct latch_tree_
 		else if (idx == 0)
 			insert_noting(root, changes[i].node, ops);
 		else
-			insert_noted(root, changes[i].node);
+			insert_noted(call, root, changes[i].node);
 	}
 }
 
-void latch_tree_commit_unchecked_(struct latch_tree_root *root,
+void latch_tree_commit_unchecked_(const char *call, struct latch_tree_root *root,
                                   const struct latch_tree_change *changes, size_t n,
                                   const struct latch_tree_ops *ops,
                                   void (*after_copy)(void *ctx, unsigned idx), void *ctx)
 {
 	latch_seq_write_begin(&root->seq);
-	apply_to_copy(root, changes, n, 0, ops);
+	apply_to_copy(call, root, changes, n, 0, ops);
 	if (after_copy)
 		after_copy(ctx, 0);
 	latch_seq_write_switch(&root->seq);
-	apply_to_copy(root, changes, n, 1, ops);
+	apply_to_copy(call, root, changes, n, 1, ops);
 	if (after_copy)
 		after_copy(ctx, 1);
 	latch_seq_write_end(&root->seq);
@@ -143,7 +160,7 @@ void latch_tree_insert(struct latch_tree_root *root, struct latch_tree_node *nod
 	const struct latch_tree_change change = { LATCH_TREE_INSERT, node };
 
 	check_batch("latch_tree_insert", root, &change, 1, ops);
-	latch_tree_commit_unchecked_(root, &change, 1, ops, NULL, NULL);
+	latch_tree_commit_unchecked_("latch_tree_insert", root, &change, 1, ops, NULL, NULL);
 }
 
 void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node,
@@ -152,14 +169,14 @@ void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node
 	const struct latch_tree_change change = { LATCH_TREE_ERASE, node };
 
 	check_batch("latch_tree_erase", root, &change, 1, ops);
-	latch_tree_commit_unchecked_(root, &change, 1, ops, NULL, NULL);
+	latch_tree_commit_unchecked_("latch_tree_erase", root, &change, 1, ops, NULL, NULL);
 }
 
 void latch_tree_commit(struct latch_tree_root *root, const struct latch_tree_change *changes,
                        size_t n, const struct latch_tree_ops *ops)
 {
 	check_batch("latch_tree_commit", root, changes, n, ops);
-	latch_tree_commit_unchecked_(root, changes, n, ops, NULL, NULL);
+	latch_tree_commit_unchecked_("latch_tree_commit", root, changes, n, ops, NULL, NULL);
 }
 
 void latch_tree_replace(struct latch_tree_root *root, struct latch_tree_node *old,
@@ -168,8 +185,11 @@ void latch_tree_replace(struct latch_tree_root *root, struct latch_tree_node *ol
 	const struct latch_tree_change changes[2] = { { LATCH_TREE_ERASE, old },
 		                                      { LATCH_TREE_INSERT, new_node } };
 
-	LATCH_CONTRACT(old && new_node && !ops->less(old, new_node) && !ops->less(new_node, old),
-	               "latch_tree_replace", "the two elements do not compare equal");
 	check_batch("latch_tree_replace", root, changes, 2, ops);
-	latch_tree_commit_unchecked_(root, changes, 2, ops, NULL, NULL);
+	/* Every build: two compares and two calls of less() tell. */
+	LATCH_REQUIRE(old != new_node, "latch_tree_replace",
+	              "an element appears twice in the batch");
+	LATCH_REQUIRE(!ops->less(old, new_node) && !ops->less(new_node, old), "latch_tree_replace",
+	              "the two elements do not compare equal");
+	latch_tree_commit_unchecked_("latch_tree_replace", root, changes, 2, ops, NULL, NULL);
 }

@@ -3,6 +3,10 @@
  * Contract violations a debug build detects: inserting an element that is
  * already in the tree, erasing one that is not.  Each must stop the
  * program with a message naming the call, before the tree is touched.
+ * And the internal consistency check made while an update is applied
+ * (the two copies keep the same shape), provoked by changing a link of
+ * copy 1 by hand: its message too names the call the user made, whether
+ * a tree call or a range-map call.
  * Linked against latch_checked (the library with debug checks on,
  * whatever the build type).
  */
@@ -10,10 +14,42 @@
 #include <signal.h>
 #include <string.h>
 
+#include <latch/range.h>
+
 #include "child.h"
 #include "tree-invariants.h"
 
-enum violation { INSERT_TWICE, ERASE_ABSENT, ERASE_TWICE };
+enum violation {
+	INSERT_TWICE,
+	ERASE_ABSENT,
+	ERASE_TWICE,
+	SHAPE_TREE_INSERT,
+	SHAPE_RANGE_INSERT,
+	SHAPE_RANGE_COMMIT
+};
+
+/* Give copy 1 a link copy 0 lacks: a right child of @rb's copy-1 node. */
+static void break_copy1(struct latch_rb_node *rb, struct latch_tree_node *stray)
+{
+	rb[1].child[LATCH_RB_RIGHT] = &stray->node[1];
+}
+
+/* A map of one range whose copy 1 is broken, and an insert after it. */
+static void shape_range(bool batch)
+{
+	static struct latch_range_map map = LATCH_RANGE_MAP_INIT;
+	static struct latch_range low = { .start = 10, .end = 20 },
+	                          high = { .start = 30, .end = 40 };
+	static struct latch_tree_node stray;
+	const struct latch_range_change change = { LATCH_TREE_INSERT, &high };
+
+	CHECK(latch_range_insert(&map, &low) == 0, "range insert");
+	break_copy1(&low.node.node[0], &stray);
+	if (batch)
+		latch_range_commit(&map, &change, 1);
+	else
+		latch_range_insert(&map, &high);
+}
 
 static struct latch_tree_root root = LATCH_TREE_ROOT_INIT;
 static struct test_elem elems[8];
@@ -33,6 +69,20 @@ static void commit_violation(int v)
 	case ERASE_TWICE:
 		latch_tree_erase(&root, &elems[5].node, &test_elem_ops);
 		latch_tree_erase(&root, &elems[5].node, &test_elem_ops);
+		break;
+	case SHAPE_TREE_INSERT: { /* key 4 goes right of the last element, key 3 */
+		static struct test_elem above = { .key = 4 };
+		static struct latch_tree_node stray;
+
+		break_copy1(&elems[7].node.node[0], &stray);
+		latch_tree_insert(&root, &above.node, &test_elem_ops);
+		break;
+	}
+	case SHAPE_RANGE_INSERT:
+		shape_range(false);
+		break;
+	case SHAPE_RANGE_COMMIT:
+		shape_range(true);
 		break;
 	}
 }
@@ -59,6 +109,9 @@ int main(void)
 	expect_abort(INSERT_TWICE, "latch_tree_insert");
 	expect_abort(ERASE_ABSENT, "latch_tree_erase");
 	expect_abort(ERASE_TWICE, "latch_tree_erase");
+	expect_abort(SHAPE_TREE_INSERT, "latch_tree_insert");
+	expect_abort(SHAPE_RANGE_INSERT, "latch_range_insert");
+	expect_abort(SHAPE_RANGE_COMMIT, "latch_range_commit");
 	/* The violations ran in children; here the tree is as it was. */
 	check_tree_invariants(&root, 8);
 	puts("test-contract: every violation was stopped with a message naming the call");

@@ -36,4 +36,37 @@
 /** Order every earlier load and store before later stores. */
 #define LATCH_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
 
+/*
+ * ThreadSanitizer cannot see the release stores that publish an element
+ * when they run inside a library built without it, so a program built
+ * with -fsanitize=thread would be told that the element's initialisation
+ * races with its lock-free readers.  The library therefore releases each
+ * element to ThreadSanitizer (__tsan_release() on its struct
+ * latch_tree_node, when the process runs ThreadSanitizer) before the
+ * first link to it is stored, and the inline readers, when compiled with
+ * ThreadSanitizer, acquire each element they reach before reading it.
+ * Without ThreadSanitizer the reader side compiles to nothing.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define LATCH_TSAN_ 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LATCH_TSAN_ 1
+#endif
+#endif
+
+#ifdef LATCH_TSAN_
+#ifdef __cplusplus
+extern "C" {
+#endif
+void __tsan_acquire(void *addr); /* ThreadSanitizer's interface */
+#ifdef __cplusplus
+}
+#endif
+/* Reader side: everything done before the release of @addr happens-before. */
+#define LATCH_TSAN_ACQUIRE_(addr) __tsan_acquire((void *)(addr))
+#else
+#define LATCH_TSAN_ACQUIRE_(addr) ((void)0)
+#endif
+
 #endif /* LATCH_ATOMIC_H */

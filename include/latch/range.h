@@ -29,6 +29,12 @@
  * touch the mutex.  Writer calls therefore must not run in a signal
  * handler (the handler could interrupt the holder of the mutex).
  *
+ * fork(): the child may use every map at once, lookups and writer calls
+ * alike, even when another thread of the parent was inside a writer call
+ * at the fork.  That call's batch is then, in the child, applied wholly
+ * or not at all (lookups tell which); the child's first writer call on
+ * each map restores the map's mutex and copies, at a cost of O(n) once.
+ *
  * Range lifetime is the caller's: after latch_range_erase() (or a commit
  * that erases it) returns, a reader may still be looking at the range, so
  * it may be freed or reused only after a grace period, e.g. liburcu's
@@ -75,12 +81,14 @@ struct latch_range_map {
 	 */
 	uintptr_t low[2], high[2];
 	pthread_mutex_t lock; /* serializes writers; readers never touch it */
+	/* the fork generation @lock belongs to (fork(): see the file comment) */
+	unsigned long generation;
 };
 
 /** Static initialiser for an empty struct latch_range_map. */
 #define LATCH_RANGE_MAP_INIT                                                                       \
 	{                                                                                          \
-		LATCH_TREE_ROOT_INIT, { 0, 0 }, { 0, 0 }, PTHREAD_MUTEX_INITIALIZER                \
+		LATCH_TREE_ROOT_INIT, { 0, 0 }, { 0, 0 }, PTHREAD_MUTEX_INITIALIZER, 0             \
 	}
 
 /**
@@ -101,27 +109,28 @@ LATCH_API void latch_range_map_init(struct latch_range_map *m);
 LATCH_API int latch_range_insert(struct latch_range_map *m, struct latch_range *r);
 
 /**
- * latch_range_erase() - remove @r, which must be in the map.
+ * latch_range_erase() - remove @r from the map.
  *
- * @r may be freed or reused only after a grace period (file comment).
- * Erasing a range that is not in the map leaves the map unchanged; debug
- * builds abort with a message naming the call.
+ * Returns 0; -ENOENT when @r is not in the map; -EINVAL when @r is NULL.
+ * On error the map is unchanged.  @r may be freed or reused only after a
+ * grace period (file comment).
  * Cost O(log n) per copy, no allocation.  Writer threads, not signal
  * handlers; the map serializes concurrent writers itself.
  */
-LATCH_API void latch_range_erase(struct latch_range_map *m, struct latch_range *r);
+LATCH_API int latch_range_erase(struct latch_range_map *m, struct latch_range *r);
 
 /**
  * latch_range_commit() - apply @n changes so that readers see all or none.
  *
- * Every check is made before the first change: returns 0; -EINVAL when a
- * change has no range or an unknown op, an insert has start >= end, an
- * erase names a range not in the map or the same range twice; -EEXIST
- * when an insert overlaps another insert of the batch or a range that
- * stays in the map (ranges the batch erases do not count: a batch may
- * replace ranges by overlapping ones), or is in the map already; -ENOMEM
- * when a batch of more than 16 changes cannot get its scratch array.  On
- * error the map is unchanged.  Erases are applied before inserts.
+ * Every check is made before the first change, in every build: returns
+ * 0; -EINVAL when a change has no range or an unknown op, an insert has
+ * start >= end, or the batch erases the same range twice; else -ENOENT
+ * when an erase names a range not in the map; else -EEXIST when an insert
+ * overlaps another insert of the batch or a range that stays in the map
+ * (ranges the batch erases do not count: a batch may replace ranges by
+ * overlapping ones), or is in the map already; -ENOMEM when a batch of
+ * more than 16 changes cannot get its scratch array.  On error the map is
+ * unchanged.  Erases are applied before inserts.
  * Cost O(n log n + n log N) for N ranges; allocates O(n) scratch memory
  * beyond 16 changes.  Writer threads, not signal handlers; the map
  * serializes concurrent writers itself.

@@ -101,8 +101,10 @@ static inline void latch_tree_init(struct latch_tree_root *root)
  *
  * The element's key must be set before the call and stay unchanged until
  * it is erased.  Readers see the element from the moment copy 0 holds it
- * (they are then sent to copy 0).  Debug builds abort if @node is already
- * in the tree.
+ * (they are then sent to copy 0).  Every build aborts, naming the call,
+ * when @node is NULL.  @node must not be in the tree: debug builds abort
+ * before any change if it is; in a release build (NDEBUG) the tree is
+ * then corrupted.
  * Cost O(log n) per copy, no allocation.
  * Writer only: calls that change @root must be serialized by the caller.
  */
@@ -114,7 +116,9 @@ LATCH_API void latch_tree_insert(struct latch_tree_root *root, struct latch_tree
  *
  * Readers stop finding the element once copy 0 has lost it.  It may be
  * reused or freed only after a grace period (see the file comment).
- * Debug builds abort if @node is not in the tree.
+ * Every build aborts, naming the call, when @node is NULL.  @node must be
+ * in the tree: debug builds abort before any change if it is not; in a
+ * release build (NDEBUG) the tree is then corrupted.
  * Cost O(log n) per copy, no allocation.
  * Writer only: calls that change @root must be serialized by the caller.
  */
@@ -141,10 +145,16 @@ struct latch_tree_change {
  * tree as it was before the batch or as it is after it, never in between.
  * Each element may appear at most once in a batch; an insert's key must
  * be set before the call; an erased element may be freed or reused only
- * after a grace period.  Debug builds abort, naming the call, before any
- * change when a change has no element or an unknown op, an insert's
+ * after a grace period.  Every build aborts, naming the call, before any
+ * change when a change has no element or an unknown op (one compare
+ * each).  Debug builds also abort before any change when an insert's
  * element is already in the tree, an erase's is not, or an element
- * appears twice (these checks cost O(n^2) in debug builds only).
+ * appears twice (searches that cost O(n^2 + n log N), made in debug
+ * builds only); in a release build (NDEBUG) such a batch corrupts the
+ * tree.  While the batch is applied, debug builds also check that the two
+ * copies keep the same shape, which only unserialized writers or links
+ * changed outside the library can break; that check stops the program
+ * with the tree half changed.
  * Cost O(n log N) per copy for N elements, no allocation.
  * Writer only: calls that change @root must be serialized by the caller.
  */
@@ -158,9 +168,11 @@ LATCH_API void latch_tree_commit(struct latch_tree_root *root,
  * The two elements must compare equal.  A lookup of their key that runs
  * at any moment finds one or the other, never neither: the swap is a
  * batch (latch_tree_commit()) of one erase and one insert.  @old may be
- * freed or reused only after a grace period.  Debug builds abort before
- * any change when the elements do not compare equal, @old is not in the
- * tree or @new_node is.
+ * freed or reused only after a grace period.  Every build aborts, naming
+ * the call, before any change when an element is NULL, @old is @new_node
+ * or the two do not compare equal.  Debug builds also abort before any
+ * change when @old is not in the tree or @new_node is; in a release build
+ * (NDEBUG) the tree is then corrupted.
  * Cost O(log N) per copy, no allocation.
  * Writer only: calls that change @root must be serialized by the caller.
  */
@@ -252,6 +264,8 @@ latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
 
 		if (steps == LATCH_RB_MAX_DEPTH)
 			return NULL;
+		/* ThreadSanitizer only: see the element's initialisation (latch/atomic.h). */
+		LATCH_TSAN_ACQUIRE_(n);
 		c = order(probe, n, ops);
 		if (c == 0 && seek == LATCH_TREE_SEEK_EQUAL_)
 			return n;

@@ -3,9 +3,10 @@
  * The range map against a reference model (the owner of every address of
  * a small address space), after every operation of random sequences:
  * latch_range_insert() (valid, empty or inverted, overlapping, already
- * in the map), latch_range_erase(), and latch_range_commit() batches of
- * up to 24 changes (beyond the 16 planned on the stack) that replace
- * ranges by overlapping ones, with now and then one bad change.
+ * in the map), latch_range_erase() (in the map or not), and
+ * latch_range_commit() batches of up to 24 changes (beyond the 16 planned
+ * on the stack) that replace ranges by overlapping ones, with now and
+ * then one bad change.
  *
  * Every call must return what the model predicts; after an error the map
  * must be unchanged.  After every call: both copies are valid red-black
@@ -37,7 +38,8 @@ static void reshape(struct range_model *rm, long i, struct test_rng *rng)
 
 /*
  * The result the model predicts for a batch, and (when 0) the model after
- * it: every -EINVAL condition is checked before every -EEXIST one.
+ * it: every -EINVAL condition is checked before every -ENOENT one, and
+ * those before every -EEXIST one.
  */
 static int model_commit(struct range_model *rm, const struct latch_range_change *c, size_t n)
 {
@@ -49,9 +51,12 @@ static int model_commit(struct range_model *rm, const struct latch_range_change 
 
 		if (i < 0 || (c[k].op == LATCH_TREE_INSERT && c[k].range->start >= c[k].range->end))
 			return -EINVAL;
-		if (c[k].op == LATCH_TREE_ERASE && (!rm->linked[i] || seen[i]++))
+		if (c[k].op == LATCH_TREE_ERASE && seen[i]++)
 			return -EINVAL;
 	}
+	for (size_t k = 0; k < n; k++)
+		if (c[k].op == LATCH_TREE_ERASE && !rm->linked[c[k].range - rm->ranges])
+			return -ENOENT;
 	for (size_t k = 0; k < n; k++)
 		if (c[k].op == LATCH_TREE_ERASE)
 			after.linked[c[k].range - rm->ranges] = false;
@@ -88,9 +93,8 @@ static void apply(struct latch_range_map *m, struct range_model *rm,
 
 	if (how == 0) { /* latch_range_insert */
 		got = latch_range_insert(m, c[0].range);
-	} else if (how == 1) { /* latch_range_erase (only ever given a range in the map) */
-		latch_range_erase(m, c[0].range);
-		got = 0;
+	} else if (how == 1) { /* latch_range_erase */
+		got = latch_range_erase(m, c[0].range);
 	} else {
 		got = latch_range_commit(m, c, n);
 	}
@@ -126,7 +130,7 @@ static long run(unsigned long long seed, long ops)
 				reshape(&rm, i, &rng);
 			batch[0] = (struct latch_range_change){ LATCH_TREE_INSERT, &rm.ranges[i] };
 			apply(&m, &rm, batch, 1, 0, &errors);
-		} else if (kind == 1 && rm.linked[i]) {
+		} else if (kind == 1) { /* Erase: -ENOENT when the range is not in the map. */
 			batch[0] = (struct latch_range_change){ LATCH_TREE_ERASE, &rm.ranges[i] };
 			apply(&m, &rm, batch, 1, 1, &errors);
 		} else {
@@ -179,8 +183,10 @@ int main(void)
 	CHECK(latch_range_find(&m, 10) == NULL && latch_range_lower(&m, 10) == NULL, "empty map");
 	CHECK(latch_range_insert(&m, &r) == 0 && latch_range_find(&m, 15) == &r, "insert, find");
 	CHECK(latch_range_find(&m, 20) == NULL && latch_range_lower(&m, 20) == &r, "end excluded");
-	latch_range_erase(&m, &r);
+	CHECK(latch_range_erase(&m, &r) == 0, "erase");
 	CHECK(latch_range_find(&m, 15) == NULL && latch_range_lower(&m, 15) == NULL, "erased");
+	CHECK(latch_range_erase(&m, &r) == -ENOENT && latch_range_erase(&m, NULL) == -EINVAL,
+	      "erase of a range not in the map");
 
 	for (long seed = 0; seed < seeds; seed++)
 		errors += run((unsigned long long)seed, ops);
