@@ -45,15 +45,15 @@ extern "C" {
 /** The unit the copies are read and written in. */
 #define LATCH_VALUE_WORD unsigned long
 
+/* The number of words a copy of a T takes. */
+#define LATCH_VALUE_WORDS_(T)                                                                      \
+	((sizeof(T) + sizeof(LATCH_VALUE_WORD) - 1) / sizeof(LATCH_VALUE_WORD))
+
 /**
  * LATCH_VALUE(T) - the type of a latched T: a type specifier, as in
  * "static LATCH_VALUE(struct clock_params) v;".  All-zero is a valid
  * initial state (a T of all zero bytes).  Contents are private.
  */
-/* The number of words a copy of a T takes. */
-#define LATCH_VALUE_WORDS_(T)                                                                      \
-	((sizeof(T) + sizeof(LATCH_VALUE_WORD) - 1) / sizeof(LATCH_VALUE_WORD))
-
 #ifdef __cplusplus
 /*
  * C++: loads and stores copy a T's bytes, which is defined only for

@@ -69,17 +69,21 @@ pkg-config)
 	"$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror $sanitize "$src/consumer.c" \
 		-o "$work/consumer" $flags
 	LD_LIBRARY_PATH="$prefix/$libdir" "$work/consumer" shared
-	static_flags=$(pkg-config --define-variable=prefix="$prefix" --static --cflags --libs latch)
-	case " $static_flags " in
+	pc="pkg-config --define-variable=prefix=$prefix --static"
+	static_libs=$($pc --libs latch)
+	case " $static_libs " in
 	*" -pthread "*) ;;
 	*)
-		echo "FAIL: pkg-config --static --libs latch does not name -pthread: $static_flags" >&2
+		echo "FAIL: pkg-config --static --libs latch does not name -pthread: $static_libs" >&2
 		exit 1
 		;;
 	esac
-	# shellcheck disable=SC2086 # flags are words
-	"$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror $sanitize "$src/consumer.c" \
-		-o "$work/consumer-static" "$prefix/$libdir/liblatch.a" $static_flags
+	# The archive itself, and the rest of the static flags (-llatch would
+	# pick the shared library).
+	# shellcheck disable=SC2046,SC2086 # flags are words
+	"$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror $sanitize $($pc --cflags latch) \
+		"$src/consumer.c" -o "$work/consumer-static" "$prefix/$libdir/liblatch.a" \
+		$($pc --libs-only-other latch)
 	"$work/consumer-static" static
 	;;
 cmake)
