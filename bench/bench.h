@@ -122,7 +122,7 @@ extern const struct bench_peer bench_peer_latch;
 void bench_latch_commit(void *peer, const size_t *slots, size_t n, bool insert);
 #endif
 
-#ifdef LATCH_BENCH_HAVE_RANGE
+#ifdef LATCH_BENCH_HAVE_DLFO
 /* Loaded objects as [start, end) (at most @max), all of them known to _dl_find_object(). */
 size_t bench_dlfo_objects(long (*ranges)[2], size_t max);
 /* glibc's _dl_find_object(), and a latch range map holding bench_dlfo_objects(). */

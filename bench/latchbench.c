@@ -17,7 +17,9 @@
  * a wrong answer; CTest runs it so the benchmark cannot rot.
  */
 #include <errno.h>
+#ifdef LATCH_BENCH_HAVE_MALLINFO2
 #include <malloc.h>
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -271,12 +273,19 @@ static size_t *make_slots(size_t n, size_t count)
 	return slots;
 }
 
-/* Bytes the heap holds now (small and mmap'ed chunks). */
+/*
+ * Bytes the heap holds now (small and mmap'ed chunks); 0 without
+ * mallinfo2(), where workload 6, the only user of the figure, is off.
+ */
 static double heap_bytes(void)
 {
+#ifdef LATCH_BENCH_HAVE_MALLINFO2
 	struct mallinfo2 mi = mallinfo2();
 
 	return (double)mi.uordblks + (double)mi.hblkhd;
+#else
+	return 0;
+#endif
 }
 
 /* A new instance of @peer holding slots 0..n-1; *bytes gets its heap use. */
@@ -376,6 +385,9 @@ static void single_thread_workloads(const size_t *sizes, size_t nsizes)
 
 /* ---- workloads 2 and 5: readers beside one writer ------------------------- */
 
+/* Most reader threads --readers may ask for (the default, cores - 1, has no bound). */
+#define MAX_READERS 4096
+
 struct concurrent {
 	const struct bench_peer *peer;
 	void *inst;
@@ -458,7 +470,7 @@ static struct concurrent_result run_concurrent(struct concurrent *c, double rate
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int nreaders = opt.readers ? opt.readers : ncpu > 2 ? (int)ncpu - 1 : 1;
-	pthread_t tid[64];
+	pthread_t *tid = xmalloc((size_t)nreaders * sizeof(*tid));
 	size_t changes = 0, steps = 0;
 	double t0, elapsed;
 	struct concurrent_result res;
@@ -499,6 +511,7 @@ static struct concurrent_result run_concurrent(struct concurrent *c, double rate
 	atomic_store_explicit(&c->stop, 1, memory_order_relaxed); /* see reader_main() */
 	for (int i = 0; i < nreaders; i++)
 		pthread_join(tid[i], NULL);
+	free(tid);
 	elapsed = now_s() - t0;
 	if (pinned)
 		pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
@@ -613,7 +626,7 @@ static void range_workload(const size_t *sizes, size_t nsizes)
 	progress_done();
 }
 
-#ifdef LATCH_BENCH_HAVE_RANGE
+#ifdef LATCH_BENCH_HAVE_DLFO
 /* latch_range_find() against glibc's _dl_find_object() on this process's objects. */
 static void dlfo_workload(void)
 {
@@ -744,8 +757,8 @@ static void parse_args(int argc, char **argv)
 				die("--runs must be 1..%d", REPORT_MAX_RUNS);
 		} else if (!strcmp(argv[i], "--readers") && i + 1 < argc) {
 			opt.readers = atoi(argv[++i]);
-			if (opt.readers < 1 || opt.readers > 64)
-				die("--readers must be 1..64");
+			if (opt.readers < 1 || opt.readers > MAX_READERS)
+				die("--readers must be 1..%d", MAX_READERS);
 		} else if (!strcmp(argv[i], "--workloads") && i + 1 < argc) {
 			const char *s = argv[++i];
 
@@ -763,6 +776,9 @@ static void parse_args(int argc, char **argv)
 		opt.runs = opt.selfcheck ? 1 : opt.quick ? 3 : 5;
 	opt.lookup_s = opt.selfcheck ? 0.001 : opt.quick ? 0.01 : 0.1;
 	opt.concurrent_s = opt.selfcheck ? 0.02 : opt.quick ? 0.08 : 0.5;
+#ifndef LATCH_BENCH_HAVE_MALLINFO2
+	opt.workload[6] = false; /* no heap figures; bench_missing says so */
+#endif
 }
 
 int main(int argc, char **argv)
@@ -784,7 +800,7 @@ int main(int argc, char **argv)
 		                     opt.selfcheck || opt.quick ? 1 : 2);
 	if (opt.workload[4])
 		range_workload(opt.selfcheck ? check_sizes : range_sizes, opt.selfcheck ? 2 : 3);
-#ifdef LATCH_BENCH_HAVE_RANGE
+#ifdef LATCH_BENCH_HAVE_DLFO
 	if (opt.workload[4])
 		dlfo_workload();
 #endif

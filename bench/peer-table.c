@@ -39,6 +39,11 @@ const char *const bench_missing[] = {
 #endif
 #ifndef LATCH_BENCH_HAVE_RANGE
 	"ranges: latch and _dl_find_object skipped: this liblatch has no <latch/range.h>",
+#elif !defined(LATCH_BENCH_HAVE_DLFO)
+	"_dl_find_object: not built: the C library has no _dl_find_object() (glibc < 2.35)",
+#endif
+#ifndef LATCH_BENCH_HAVE_MALLINFO2
+	"workload 6 skipped: the C library has no mallinfo2() (glibc < 2.33)",
 #endif
 #ifndef LATCH_BENCH_HAVE_COMMIT
 	"workload 5 skipped: this liblatch has no latch_tree_commit()",

@@ -141,7 +141,7 @@ LATCH_API int latch_range_commit(struct latch_range_map *m,
 /* The range embedding @n, or NULL. */
 static inline struct latch_range *latch_range_of_(const struct latch_tree_node *n)
 {
-	return n ? latch_tree_entry(n, struct latch_range, node) : NULL;
+	return n ? latch_tree_entry_unconst_(n, struct latch_range, node) : NULL;
 }
 
 /* Order the address *@probe against a range's start (see latch_tree_seek_()). */

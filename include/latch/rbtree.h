@@ -13,10 +13,16 @@
  *    and a reader that loads a link sees the node it points to fully
  *    initialised.
  *  - Rebalancing orders its stores so that, in program order, the links
- *    never form a cycle: a reader stopped at any instruction of the
- *    writer follows a finite path.  (On a weakly ordered CPU a reader may
- *    still observe a transient cycle; bound every descent by
- *    LATCH_RB_MAX_DEPTH and let the latch discard the attempt.)
+ *    never form a cycle: a reader that interrupted the writer (a signal
+ *    handler on its thread) follows a finite path.  A reader running at
+ *    the same time as the writer, on any CPU (x86 included, not only
+ *    weakly ordered ones), loads the links of a copy being changed at
+ *    different moments of a rotation: it can take a link from before a
+ *    rotation and the next from after it, and so walk a longer path than
+ *    the tree ever had, or in a loop while rotations go on.  So every
+ *    lockless descent is bounded by LATCH_RB_MAX_DEPTH, a safety net for
+ *    readers of a copy the writer is changing, whose attempt the latch
+ *    then discards.
  *  - Readers only follow child links (latch_rb_root_node(),
  *    latch_rb_child()); parent pointers and colours are the writer's.
  *

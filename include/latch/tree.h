@@ -45,6 +45,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <latch/rbtree.h>
 #include <latch/seq.h>
@@ -81,8 +82,33 @@ struct latch_tree_ops {
 	int (*comp)(const void *key, const struct latch_tree_node *n);
 };
 
-/** The element that embeds the node @ptr as its member @member. */
+/*
+ * The element that embeds @ptr as its member @member, without @ptr's
+ * const.  Lookups take a const root but return the caller's
+ * elements, which the tree does not own: the readers drop the const of
+ * their own node pointers here, through uintptr_t, so that -Wcast-qual
+ * keeps watching every other cast.
+ */
+#define latch_tree_entry_unconst_(ptr, type, member)                                               \
+	((type *)((uintptr_t)(const void *)(ptr)-offsetof(type, member)))
+
+/**
+ * latch_tree_entry() - the element (a @type) that embeds the node @ptr as
+ * its member @member, like the kernel's container_of().  The result is
+ * never const: on a pointer to a const node (as less() and comp() get)
+ * that is a cast dropping const, which -Wcast-qual reports; use
+ * latch_tree_entry_const() there.
+ * Cost O(1).  Any context.
+ */
 #define latch_tree_entry(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/**
+ * latch_tree_entry_const() - latch_tree_entry() for a pointer to a const
+ * node: the element it gives is const too.
+ * Cost O(1).  Any context.
+ */
+#define latch_tree_entry_const(ptr, type, member)                                                  \
+	((const type *)(const void *)((const char *)(ptr)-offsetof(type, member)))
 
 /**
  * latch_tree_init() - make @root an empty tree.
@@ -184,7 +210,7 @@ LATCH_API void latch_tree_replace(struct latch_tree_root *root, struct latch_tre
 static inline struct latch_tree_node *latch_tree_from_rb_(const struct latch_rb_node *rb,
                                                           unsigned idx)
 {
-	return latch_tree_entry(rb - idx, struct latch_tree_node, node);
+	return latch_tree_entry_unconst_(rb - idx, struct latch_tree_node, node);
 }
 
 /* What a descent looks for, relative to its probe. */
@@ -445,14 +471,15 @@ static inline struct latch_tree_node *latch_tree_last(const struct latch_tree_ro
  *
  * Steps by key (with less()), not by link, so @node need not be in the
  * tree any more: it may have been erased meanwhile, as long as its memory
- * is still valid (the caller's grace period).  Iteration with
- * latch_tree_first()/latch_tree_next() is weakly consistent: each step is
- * a separate lookup, so it sees every element present throughout the
- * walk, and elements added or erased during it may or may not be seen.
- * Equal keys: the step goes past every element equal to @node, to the
- * in-order first element of the next key, so a walk visits one element
- * per distinct key (use latch_tree_find_ceil() and the writer side to
- * enumerate duplicates).
+ * is still valid (the caller's grace period).  Equal keys: the step goes
+ * past every element equal to @node, to the in-order first element of the
+ * next key, so a walk visits one element per distinct key (use
+ * latch_tree_find_ceil() and the writer side to enumerate duplicates).
+ * Iteration with latch_tree_first()/latch_tree_next() is weakly
+ * consistent: each step is a separate lookup, so a walk visits every key
+ * held by an element present throughout it (that very element when its
+ * key is unique, maybe another of the same key otherwise), and elements
+ * added or erased during it may or may not be seen.
  * Cost O(log n) per attempt, never waits.  Any context, including signal
  * handlers; needs no serialization.
  */

@@ -5,7 +5,8 @@
  * and 1000 bytes and for an over-aligned type; and a reader thread that
  * loads while a writer thread stores never sees a torn value (every word
  * of a snapshot holds the same count) nor one older than its last.  The
- * writer goes on until the reader has made 1000 loads.
+ * writer goes on until the reader has made 1000 loads.  Each argument of
+ * latch_value_store() and latch_value_load() is evaluated exactly once.
  *
  * Overrides: LATCH_TEST_VALUE_STORES (stores in the threaded part,
  * default 200000).
@@ -101,6 +102,42 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* Arguments with side effects: each must happen once per call. */
+typedef LATCH_VALUE(struct three) latched_three;
+static latched_three slots[4];
+static int picks;
+
+static latched_three *pick_slot(void)
+{
+	return &slots[picks++];
+}
+
+static struct three *pick_three(struct three *t)
+{
+	picks++;
+	return t;
+}
+
+static void check_arguments_evaluated_once(void)
+{
+	struct three in = { { 'o', 'n', 'e' } }, out = { { 0 } };
+	int i = 0;
+
+	latch_value_store(&slots[i++], &in);
+	CHECK(i == 1, "latch_value_store(&slots[i++], ...) advanced i by %d", i);
+	latch_value_load(&slots[--i], &out);
+	CHECK(i == 0 && memcmp(&out, &in, sizeof(in)) == 0,
+	      "latch_value_load(&slots[--i], ...) moved i to %d or loaded another slot", i);
+
+	picks = 1;
+	latch_value_store(pick_slot(), pick_three(&in));
+	CHECK(picks == 3, "a store evaluated its arguments %d times, not 2", picks - 1);
+	picks = 1;
+	latch_value_load(pick_slot(), pick_three(&out));
+	CHECK(picks == 3, "a load evaluated its arguments %d times, not 2", picks - 1);
+	CHECK(memcmp(&out, &in, sizeof(in)) == 0, "the load read another slot than the store");
+}
+
 int main(void)
 {
 	struct test_rng rng = { 42 };
@@ -115,6 +152,7 @@ int main(void)
 	CHECK_ROUND_TRIPS(&v1000, struct thousand, &rng);
 	CHECK_ROUND_TRIPS(&valigned, struct aligned, &rng);
 	CHECK((uintptr_t)&valigned.copy[1] % 32 == 0, "copies keep the type's alignment");
+	check_arguments_evaluated_once();
 
 	stores = test_env_long("LATCH_TEST_VALUE_STORES", 200000);
 	CHECK(pthread_create(&thread, NULL, reader, &done) == 0, "pthread_create");

@@ -27,13 +27,13 @@ struct item {
 
 static bool item_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
 {
-	return latch_tree_entry(a, struct item, node)->key <
-	       latch_tree_entry(b, struct item, node)->key;
+	return latch_tree_entry_const(a, struct item, node)->key <
+	       latch_tree_entry_const(b, struct item, node)->key;
 }
 
 static int item_comp(const void *key, const struct latch_tree_node *n)
 {
-	long k = *(const long *)key, nk = latch_tree_entry(n, struct item, node)->key;
+	long k = *(const long *)key, nk = latch_tree_entry_const(n, struct item, node)->key;
 
 	return (k > nk) - (k < nk);
 }

@@ -7,7 +7,9 @@
 # installed files (and, when man pages were built, that `man` finds every
 # page), then builds consumer.c against the installed library:
 #   HOW = pkg-config: with `pkg-config --cflags --libs latch`, linked to
-#         the shared library (exit 77, skipped, without pkg-config);
+#         the shared library, and with `pkg-config --static`, which must
+#         name -pthread (the range map's lock), linked to the static one
+#         (exit 77, skipped, without pkg-config);
 #   HOW = cmake: with find_package(latch), one program per library.
 # Each program runs and checks where its liblatch code came from.
 set -eu
@@ -67,6 +69,22 @@ pkg-config)
 	"$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror $sanitize "$src/consumer.c" \
 		-o "$work/consumer" $flags
 	LD_LIBRARY_PATH="$prefix/$libdir" "$work/consumer" shared
+	pc="pkg-config --define-variable=prefix=$prefix --static"
+	static_libs=$($pc --libs latch)
+	case " $static_libs " in
+	*" -pthread "*) ;;
+	*)
+		echo "FAIL: pkg-config --static --libs latch does not name -pthread: $static_libs" >&2
+		exit 1
+		;;
+	esac
+	# The archive itself, and the rest of the static flags (-llatch would
+	# pick the shared library).
+	# shellcheck disable=SC2046,SC2086 # flags are words
+	"$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror $sanitize $($pc --cflags latch) \
+		"$src/consumer.c" -o "$work/consumer-static" "$prefix/$libdir/liblatch.a" \
+		$($pc --libs-only-other latch)
+	"$work/consumer-static" static
 	;;
 cmake)
 	"$cmake" -S "$src/find-package" -B "$work" -G "$generator" \
