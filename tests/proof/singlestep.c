@@ -22,7 +22,9 @@
  * the key being changed.
  *
  * Overrides: LATCH_PROOF_STEPS (writer instructions to check, default
- * 20000), LATCH_PROOF_KEYS (key space; about half is present, default 512).
+ * 20000; stepping goes on past it until the first update has completed, as
+ * sanitizer builds make an update many times longer, up to 50 times that
+ * number), LATCH_PROOF_KEYS (key space; about half is present, default 512).
  * Exits 77 (skipped) where ptrace is denied.
  */
 #define _GNU_SOURCE
@@ -239,7 +241,9 @@ int main(int argc, char **argv)
 	CHECK(WIFSTOPPED(status), "the writer child did not stop (status %#x)", status);
 	st.prev = st.op_start = st.sut->read_begin(st.state);
 
-	while (st.steps < max_steps && !proof_caught(&st.run)) {
+	/* ops_seen > 1: the second update has begun, so the first one ran to its end. */
+	while ((st.steps < max_steps || st.ops_seen < 2) && st.steps < 50 * max_steps &&
+	       !proof_caught(&st.run)) {
 		if (ptrace(PTRACE_SINGLESTEP, child, NULL, NULL) != 0) {
 			int err = errno;
 
