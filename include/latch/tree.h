@@ -100,9 +100,9 @@ static inline void latch_tree_init(struct latch_tree_root *root)
  * latch_tree_insert() - add @node to the tree.
  *
  * The element's key must be set before the call and stay unchanged until
- * it is erased.  Readers see the element from the moment copy 0 holds it
- * (they are then sent to copy 0).  Debug builds abort if @node is already
- * in the tree.
+ * it is erased.  Readers see the element from the update's one flip on,
+ * which sends them to the copy that already holds it.  Debug builds abort
+ * if @node is already in the tree.
  * Cost O(log n) per copy, no allocation.
  * Writer only: calls that change @root must be serialized by the caller.
  */
@@ -112,7 +112,7 @@ LATCH_API void latch_tree_insert(struct latch_tree_root *root, struct latch_tree
 /**
  * latch_tree_erase() - remove @node, which must be in the tree.
  *
- * Readers stop finding the element once copy 0 has lost it.  It may be
+ * Readers stop finding the element from the update's one flip on.  It may be
  * reused or freed only after a grace period (see the file comment).
  * Debug builds abort if @node is not in the tree.
  * Cost O(log n) per copy, no allocation.
@@ -136,9 +136,10 @@ struct latch_tree_change {
 /**
  * latch_tree_commit() - apply @n changes so that readers see all or none.
  *
- * The changes are made in order to copy 0 while readers use copy 1, then
- * to copy 1: two flips per batch, not per element, so a lookup sees the
- * tree as it was before the batch or as it is after it, never in between.
+ * The changes are made in order to the copy readers are not on, one flip
+ * sends readers to it, then they are replayed onto the other copy: one
+ * flip per batch, not per element, so a lookup sees the tree as it was
+ * before the batch or as it is after it, never in between.
  * Each element may appear at most once in a batch; an insert's key must
  * be set before the call; an erased element may be freed or reused only
  * after a grace period.  Debug builds abort, naming the call, before any
@@ -268,13 +269,49 @@ latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
 	return best;
 }
 
+/* A lookup in progress: what latch_tree_seek_() hands to each attempt. */
+struct latch_tree_seek_ctx_ {
+	const struct latch_tree_root *root;
+	int (*order)(const void *probe, const struct latch_tree_node *n,
+	             const struct latch_tree_ops *ops);
+	const void *probe;
+	const struct latch_tree_ops *ops;
+	enum latch_tree_seek_ seek;
+	bool (*admit)(const void *gate, unsigned idx, const void *probe);
+	const void *gate;
+	struct latch_tree_node *found; /* the attempt's answer */
+};
+
+/* One attempt of latch_tree_seek_() on copy @idx (latch_seq_read()'s callback). */
+static inline void latch_tree_seek_attempt_(void *arg, unsigned idx)
+{
+	struct latch_tree_seek_ctx_ *c = (struct latch_tree_seek_ctx_ *)arg;
+
+	/*
+	 * One descent per copy, each with a constant index: the compiler
+	 * folds the copy's node offset into every load's address, so a step
+	 * costs what it costs in a one-copy tree (a variable index adds an
+	 * address computation to each step's chain of dependent loads).
+	 */
+	if (c->admit && !c->admit(c->gate, idx, c->probe))
+		c->found = NULL;
+	else if (idx)
+		c->found =
+		    latch_tree_seek_in_copy_(c->root, 1, c->order, c->probe, c->ops, c->seek);
+	else
+		c->found =
+		    latch_tree_seek_in_copy_(c->root, 0, c->order, c->probe, c->ops, c->seek);
+}
+
 /*
  * The read side every lookup shares: the descent above on the copy the
- * latch points to, repeated until no flip happened meanwhile.  Never
- * waits.  When @admit is not NULL it sees copy @idx first and may reject
- * the probe without a descent (a per-copy summary such as the range map's
- * bounds, which must be read through the same latch).  All parameters are
- * passed directly (not through a struct) so that constant ones inline.
+ * latch points to, repeated until no flip happened meanwhile
+ * (latch_seq_read()).  Never waits.  When @admit is not NULL it sees copy
+ * @idx first and may reject the probe without a descent (a per-copy
+ * summary such as the range map's bounds, which must be read through the
+ * same latch).  Every function on the way is inline, so the context
+ * struct is taken apart into registers and constant parameters (@order,
+ * @ops, @seek, @admit) still inline into the descent.
  */
 static inline struct latch_tree_node *
 latch_tree_seek_(const struct latch_tree_root *root,
@@ -283,26 +320,10 @@ latch_tree_seek_(const struct latch_tree_root *root,
                  const void *probe, const struct latch_tree_ops *ops, enum latch_tree_seek_ seek,
                  bool (*admit)(const void *gate, unsigned idx, const void *probe), const void *gate)
 {
-	struct latch_tree_node *found;
-	unsigned start;
+	struct latch_tree_seek_ctx_ c = { root, order, probe, ops, seek, admit, gate, NULL };
 
-	do {
-		start = latch_seq_read_begin(&root->seq);
-		/*
-		 * One descent per copy, each with a constant index: the
-		 * compiler folds the copy's node offset into every load's
-		 * address, so a step costs what it costs in a one-copy tree
-		 * (a variable index adds an address computation to each
-		 * step's chain of dependent loads).
-		 */
-		if (admit && !admit(gate, start & 1u, probe))
-			found = NULL;
-		else if (start & 1u)
-			found = latch_tree_seek_in_copy_(root, 1, order, probe, ops, seek);
-		else
-			found = latch_tree_seek_in_copy_(root, 0, order, probe, ops, seek);
-	} while (latch_seq_read_retry(&root->seq, start));
-	return found;
+	latch_seq_read(&root->seq, latch_tree_seek_attempt_, &c);
+	return c.found;
 }
 
 /*
@@ -471,16 +492,26 @@ static inline struct latch_tree_node *latch_tree_prev(const struct latch_tree_ro
  * latch_tree_empty() - true when the tree holds no element.
  * Cost O(1).  Any context, including signal handlers.
  */
+/* What latch_tree_empty() hands to each attempt. */
+struct latch_tree_empty_ctx_ {
+	const struct latch_tree_root *root;
+	bool empty;
+};
+
+/* One attempt of latch_tree_empty() on copy @idx. */
+static inline void latch_tree_empty_attempt_(void *arg, unsigned idx)
+{
+	struct latch_tree_empty_ctx_ *c = (struct latch_tree_empty_ctx_ *)arg;
+
+	c->empty = latch_rb_root_node(&c->root->tree[idx]) == NULL;
+}
+
 static inline bool latch_tree_empty(const struct latch_tree_root *root)
 {
-	bool empty;
-	unsigned start;
+	struct latch_tree_empty_ctx_ c = { root, false };
 
-	do {
-		start = latch_seq_read_begin(&root->seq);
-		empty = latch_rb_root_node(&root->tree[start & 1u]) == NULL;
-	} while (latch_seq_read_retry(&root->seq, start));
-	return empty;
+	latch_seq_read(&root->seq, latch_tree_empty_attempt_, &c);
+	return c.empty;
 }
 
 #ifdef __cplusplus
