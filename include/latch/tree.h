@@ -269,49 +269,16 @@ latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
 	return best;
 }
 
-/* A lookup in progress: what latch_tree_seek_() hands to each attempt. */
-struct latch_tree_seek_ctx_ {
-	const struct latch_tree_root *root;
-	int (*order)(const void *probe, const struct latch_tree_node *n,
-	             const struct latch_tree_ops *ops);
-	const void *probe;
-	const struct latch_tree_ops *ops;
-	enum latch_tree_seek_ seek;
-	bool (*admit)(const void *gate, unsigned idx, const void *probe);
-	const void *gate;
-	struct latch_tree_node *found; /* the attempt's answer */
-};
-
-/* One attempt of latch_tree_seek_() on copy @idx (latch_seq_read()'s callback). */
-static inline void latch_tree_seek_attempt_(void *arg, unsigned idx)
-{
-	struct latch_tree_seek_ctx_ *c = (struct latch_tree_seek_ctx_ *)arg;
-
-	/*
-	 * One descent per copy, each with a constant index: the compiler
-	 * folds the copy's node offset into every load's address, so a step
-	 * costs what it costs in a one-copy tree (a variable index adds an
-	 * address computation to each step's chain of dependent loads).
-	 */
-	if (c->admit && !c->admit(c->gate, idx, c->probe))
-		c->found = NULL;
-	else if (idx)
-		c->found =
-		    latch_tree_seek_in_copy_(c->root, 1, c->order, c->probe, c->ops, c->seek);
-	else
-		c->found =
-		    latch_tree_seek_in_copy_(c->root, 0, c->order, c->probe, c->ops, c->seek);
-}
-
 /*
  * The read side every lookup shares: the descent above on the copy the
- * latch points to, repeated until no flip happened meanwhile
- * (latch_seq_read()).  Never waits.  When @admit is not NULL it sees copy
- * @idx first and may reject the probe without a descent (a per-copy
- * summary such as the range map's bounds, which must be read through the
- * same latch).  Every function on the way is inline, so the context
- * struct is taken apart into registers and constant parameters (@order,
- * @ops, @seek, @admit) still inline into the descent.
+ * latch points to, repeated until no flip happened meanwhile.  Never
+ * waits.  When @admit is not NULL it sees copy @idx first and may reject
+ * the probe without a descent (a per-copy summary such as the range map's
+ * bounds, which must be read through the same latch).  All parameters are
+ * passed directly (not through a struct) so that constant ones inline.
+ * This is latch_seq_read() written out: through its context struct gcc
+ * -O2 turns the call of @order into a direct call only after inlining, so
+ * the comparator is no longer inlined and every descent step pays a call.
  */
 static inline struct latch_tree_node *
 latch_tree_seek_(const struct latch_tree_root *root,
@@ -320,10 +287,26 @@ latch_tree_seek_(const struct latch_tree_root *root,
                  const void *probe, const struct latch_tree_ops *ops, enum latch_tree_seek_ seek,
                  bool (*admit)(const void *gate, unsigned idx, const void *probe), const void *gate)
 {
-	struct latch_tree_seek_ctx_ c = { root, order, probe, ops, seek, admit, gate, NULL };
+	struct latch_tree_node *found;
+	unsigned start;
 
-	latch_seq_read(&root->seq, latch_tree_seek_attempt_, &c);
-	return c.found;
+	do {
+		start = latch_seq_read_begin(&root->seq);
+		/*
+		 * One descent per copy, each with a constant index: the
+		 * compiler folds the copy's node offset into every load's
+		 * address, so a step costs what it costs in a one-copy tree
+		 * (a variable index adds an address computation to each
+		 * step's chain of dependent loads).
+		 */
+		if (admit && !admit(gate, start & 1u, probe))
+			found = NULL;
+		else if (start & 1u)
+			found = latch_tree_seek_in_copy_(root, 1, order, probe, ops, seek);
+		else
+			found = latch_tree_seek_in_copy_(root, 0, order, probe, ops, seek);
+	} while (latch_seq_read_retry(&root->seq, start));
+	return found;
 }
 
 /*
