@@ -116,7 +116,7 @@ stress: all
 			nice -n 10 $(PROOF)/proof-storm $$s || exit 1; \
 		LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 $(PROOF)/proof-linear $$s || exit 1; \
 	done
-	for m in wrong-copy skip-retry flip-once; do \
+	for m in wrong-copy skip-retry flip-first readers-copy; do \
 		nice -n 10 $(PROOF)/proof-singlestep mutant-$$m --expect-caught || exit 1; \
 		LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 \
 			$(PROOF)/proof-linear mutant-$$m --expect-caught || exit 1; \

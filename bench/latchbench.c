@@ -9,6 +9,7 @@
  *	1 lookup cost, one thread      4 address ranges
  *	2 read-mostly concurrency      5 batches (latch_tree_commit)
  *	3 write cost, one thread       6 memory per element
+ *	7 latched value stores, one flip against two
  *
  * Every figure is measured --runs times; each run measures every peer of
  * a cell one after the other ("side by side"), so a ratio is taken within
@@ -30,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <latch/value.h>
+
 #include "bench.h"
 #include "report.h"
 
@@ -40,7 +43,7 @@ struct options {
 	int readers;         /* reader threads of workloads 2 and 5 (0: cores - 1) */
 	double lookup_s;     /* time per lookup / write measurement */
 	double concurrent_s; /* duration of one concurrent measurement */
-	bool quick, selfcheck, workload[7];
+	bool quick, selfcheck, workload[8];
 	const char *csv;
 };
 
@@ -727,6 +730,84 @@ static void batch_workload(size_t n)
 }
 #endif
 
+/* ---- workload 7: latched value stores -------------------------------------- */
+
+/*
+ * The two-flip store (the kernel's order): each flip sends readers away
+ * from the copy it then writes, so the value is written twice.  Built from
+ * the public primitives, beside latch_value_store()'s one flip.
+ */
+static inline void value_store_2flip(struct latch_seq *seq, LATCH_VALUE_WORD *copy0,
+                                     LATCH_VALUE_WORD *copy1, const void *src, size_t size)
+{
+	latch_value_put_(latch_seq_write_flip(seq) ? copy1 : copy0, src, size);
+	latch_value_put_(latch_seq_write_flip(seq) ? copy1 : copy0, src, size);
+}
+
+/*
+ * Defines value_store_ns_BYTES(two_flips): nanoseconds (thread CPU time)
+ * per store of a BYTES-byte value, for at least opt.lookup_s; the stored
+ * value changes every time (its first 8 bytes) and is loaded back at the
+ * end as a check.
+ */
+#define VALUE_STORE_BENCH(bytes)                                                                   \
+	static double value_store_ns_##bytes(bool two_flips)                                       \
+	{                                                                                          \
+		static LATCH_VALUE(struct { unsigned char b[bytes]; }) v;                          \
+		struct {                                                                           \
+			unsigned char b[bytes];                                                    \
+		} src, back;                                                                       \
+		size_t done = 0, batch = 1;                                                        \
+		double t0, elapsed;                                                                \
+		memset(&src, 0, sizeof(src));                                                      \
+		t0 = cpu_s();                                                                      \
+		do {                                                                               \
+			for (size_t i = 0; i < batch; i++, done++) {                               \
+				src.b[done & 7] = (unsigned char)done;                             \
+				if (two_flips)                                                     \
+					value_store_2flip(&v.seq, v.copy[0].word, v.copy[1].word,  \
+					                  &src, sizeof(src));                      \
+				else                                                               \
+					latch_value_store_(&v.seq, v.copy[0].word, v.copy[1].word, \
+					                   &src, sizeof(src));                     \
+			}                                                                          \
+			elapsed = cpu_s() - t0;                                                    \
+			/* The clock is a system call: read it rarely. */                          \
+			if (elapsed < opt.lookup_s / 16)                                           \
+				batch *= 2;                                                        \
+		} while (elapsed < opt.lookup_s);                                                  \
+		latch_value_load_(&v.seq, v.copy[0].word, v.copy[1].word, &back, sizeof(back));    \
+		if (memcmp(&src, &back, sizeof(src)))                                              \
+			die("latched value of %d bytes: the last store did not load back", bytes); \
+		return elapsed * 1e9 / (double)done;                                               \
+	}
+
+VALUE_STORE_BENCH(8)
+VALUE_STORE_BENCH(64)
+VALUE_STORE_BENCH(1024)
+
+static void value_workload(void)
+{
+	static const struct {
+		const char *what;
+		long bytes;
+		double (*ns)(bool two_flips);
+	} sizes[] = { { "store", 8, value_store_ns_8 },
+		      { "store", 64, value_store_ns_64 },
+		      { "store", 1024, value_store_ns_1024 } };
+
+	for (int r = 0; r < opt.runs; r++)
+		for (size_t i = 0; i < 3; i++)
+			for (int two = 0; two < 2; two++) {
+				progress("[7 values] %ld bytes, %s run %d/%d", sizes[i].bytes,
+				         two ? "two flips" : "one flip", r + 1, opt.runs);
+				report_add(7, sizes[i].bytes, sizes[i].what,
+				           two ? "two flips" : "one flip", "ns/store",
+				           sizes[i].ns(two != 0));
+			}
+	progress_done();
+}
+
 /* ---- main ---------------------------------------------------------------------- */
 
 static void usage(void)
@@ -741,7 +822,7 @@ static void parse_args(int argc, char **argv)
 {
 	bool runs_set = false;
 
-	for (int i = 1; i < 7; i++)
+	for (int i = 1; i < 8; i++)
 		opt.workload[i] = true;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick")) {
@@ -764,7 +845,7 @@ static void parse_args(int argc, char **argv)
 
 			memset(opt.workload, 0, sizeof(opt.workload));
 			for (; *s; s++)
-				if (*s >= '1' && *s <= '6')
+				if (*s >= '1' && *s <= '7')
 					opt.workload[*s - '0'] = true;
 				else if (*s != ',')
 					usage();
@@ -808,6 +889,8 @@ int main(int argc, char **argv)
 	if (opt.workload[5])
 		batch_workload(opt.selfcheck ? 1000 : 10000);
 #endif
+	if (opt.workload[7])
+		value_workload();
 	report_print(stdout);
 	report_targets(stdout);
 	if (opt.csv && report_csv(opt.csv) != 0)

@@ -4,12 +4,12 @@
 
 extern const struct bench_peer bench_peer_plain, bench_peer_seqlock, bench_peer_rwlock,
     bench_peer_mutex, bench_peer_tsearch, bench_peer_urcu_lfht, bench_peer_ck_hs,
-    bench_peer_sorted_latch, bench_range_peer_latch, bench_range_peer_sorted_latch,
-    bench_range_peer_rwlock;
+    bench_peer_sorted_latch, bench_peer_latch_2flip, bench_range_peer_latch,
+    bench_range_peer_sorted_latch, bench_range_peer_rwlock;
 
 /* plain first: it is the baseline of the lookup and write ratios. */
 const struct bench_peer *const bench_peers[] = {
-	&bench_peer_plain,        &bench_peer_latch, &bench_peer_seqlock,
+	&bench_peer_plain,        &bench_peer_latch, &bench_peer_latch_2flip, &bench_peer_seqlock,
 	&bench_peer_rwlock,       &bench_peer_mutex, &bench_peer_tsearch,
 #ifdef LATCH_BENCH_HAVE_URCU
 	&bench_peer_urcu_lfht,

@@ -109,6 +109,8 @@ static const char *const workload_titles[] = {
 	"4. Address ranges (ns per operation)",
 	"5. Batches: latch_tree_commit() with a reader on the other core",
 	"6. Memory (heap bytes per element, element included)",
+	"7. Latched value: latch_value_store() (one flip) against a two-flip store, one thread "
+	"(ns per store; n = bytes)",
 };
 
 /* Adds @name to @list (of *n, at most @max) unless present. */
@@ -166,7 +168,7 @@ static void print_table(FILE *out, int workload, const char *metric)
 
 void report_print(FILE *out)
 {
-	for (int w = 1; w <= 6; w++) {
+	for (int w = 1; w <= 7; w++) {
 		const char *metrics[8];
 		size_t nm = 0;
 
@@ -223,6 +225,14 @@ static const struct target targets[] = {
 	  "reader lookups/s latch/urcu-lfht, unthrottled writer" },
 	{ 2, "lookups/s", "writer max", "latch", "writer max", "ck-hs", 0, 0, 0,
 	  "reader lookups/s latch/ck-hs, unthrottled writer" },
+	{ 2, "retries/lookup", "writer max", "latch-2flip", "writer max", "latch", 0, 0, 0,
+	  "reader retries two flips/one flip, unthrottled writer" },
+	{ 2, "lookups/s", "writer max", "latch", "writer max", "latch-2flip", 0, 0, 0,
+	  "reader lookups/s one flip/two flips, unthrottled writer" },
+	{ 3, "ns/pair", "insert+erase", "latch-2flip", "insert+erase", "latch", 0, 0, 0,
+	  "write cost two flips/one flip (ns per pair)" },
+	{ 7, "ns/store", "store", "two flips", "store", "one flip", 0, 0, 0,
+	  "latch_value_store cost two flips/one flip (ns)" },
 };
 
 /* Prints @t's line for cell (@size, @what), if both sides were measured. */

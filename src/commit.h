@@ -9,18 +9,32 @@
 #include <latch/tree.h>
 
 /*
- * Apply @changes in order to copy 0 while readers use copy 1, then to
- * copy 1 while readers use copy 0, so readers see all of them or none.
- * @after_copy (unless NULL) runs once each copy is changed, before
- * readers are sent to it, so that per-copy summaries change with their
- * copy.  Makes no checks but internal consistency checks in debug builds,
- * whose messages name @call, the public call the user made: the caller
- * has made the others.
+ * Apply @changes in order to the idle copy while readers use the other
+ * one, flip once (readers then see all of them), then replay them onto
+ * the copy readers left: readers see all of the changes or none.
+ * @after_copy (unless NULL) runs once each copy is changed, with the
+ * copy's index (the idle one first), so that per-copy summaries change
+ * with their copy: before the flip for the first, before the next
+ * update's flip for the second.  Makes no checks but internal consistency
+ * checks in debug builds, whose messages name @call, the public call the
+ * user made: the caller has made the others.
  * Cost O(n log N) per copy.  Writer only, serialized by the caller.
  */
 void latch_tree_commit_unchecked_(const char *call, struct latch_tree_root *root,
                                   const struct latch_tree_change *changes, size_t n,
                                   const struct latch_tree_ops *ops,
                                   void (*after_copy)(void *ctx, unsigned idx), void *ctx);
+
+/*
+ * Make @changes, in order, to copy @idx only.  Without @replay each
+ * insert descends copy @idx and notes its place for the other copy; with
+ * it, each insert goes where the note says, so the copy that is changed
+ * second must see the same changes in the same order, and the other copy
+ * must have been changed first.  Readers must be kept off copy @idx.
+ * Cost O(n log N).  Writer only, serialized by the caller.
+ */
+void latch_tree_apply_copy_(const char *call, struct latch_tree_root *root,
+                            const struct latch_tree_change *changes, size_t n, unsigned idx,
+                            bool replay, const struct latch_tree_ops *ops);
 
 #endif /* LATCH_SRC_COMMIT_H */

@@ -25,12 +25,12 @@ void latch_tree_mirror_(struct latch_tree_root *root, void (*after_copy)(void *c
 	ptrdiff_t shift = (ptrdiff_t)to - (ptrdiff_t)from;
 
 	/*
-	 * Copy @from is a complete red-black tree (the writer left it before
-	 * the last flip and has not touched it since), so its parent pointers
-	 * can be walked.  Readers are on copy @from until the flip below, so
-	 * the stores to copy @to race with no reader that could use them:
-	 * relaxed, published by that flip's release store or, when there is
-	 * none, never read before the next update's flips publish them.
+	 * Copy @from, the one readers are on, is a complete red-black tree
+	 * wherever the writer stopped (the old contents before its flip, the
+	 * new ones after it), so its parent pointers can be walked.  No reader
+	 * is sent to copy @to before the next update's flip, so the stores to
+	 * it race with no reader that could use them: relaxed, published by
+	 * that flip's release store.
 	 */
 	for (struct latch_rb_node *rb = latch_rb_first(&root->tree[from]); rb;
 	     rb = latch_rb_next(rb)) {
@@ -45,13 +45,4 @@ void latch_tree_mirror_(struct latch_tree_root *root, void (*after_copy)(void *c
 	LATCH_STORE_RELAXED(&root->tree[to].node, twin(root->tree[from].node, shift));
 	if (after_copy)
 		after_copy(ctx, to);
-	/*
-	 * An odd count means readers are on copy 1 and the update was
-	 * stopped while it changed copy 0: finish the protocol, sending
-	 * readers to copy 0, which now equals copy 1.
-	 */
-	if (from == 1) {
-		latch_seq_write_switch(&root->seq);
-		latch_seq_write_end(&root->seq);
-	}
 }

@@ -10,8 +10,7 @@
 
 /*
  * Make the copy readers are not sent to an exact replica of the one they
- * are sent to, then leave the counter even (no update in progress), so
- * the next update starts from two equal copies.  The copy readers use is
+ * are sent to, so the next update starts from two equal copies.  The copy readers use is
  * never half changed (the latch's own guarantee), so after this the tree
  * holds either everything an interrupted update did or nothing of it.
  * @after_copy (unless NULL) runs once the other copy is rebuilt, as in

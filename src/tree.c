@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The latched tree's writer side: every change is made to copy 0 while
- * readers use copy 1, then to copy 1 while readers use copy 0.
+ * The latched tree's writer side: every change is made to the idle copy
+ * while readers use the other one, then one flip sends readers to it, and
+ * the same change is replayed onto the copy they left.
  */
 #include <latch/tree.h>
 
@@ -75,40 +76,42 @@ static void check_batch(const char *call, const struct latch_tree_root *root,
 /*
  * The two copies always have the same shape: every change is made to
  * both, in the same order, by the same deterministic code.  So an element
- * inserted into copy 1 belongs where it went in copy 0 when copy 0 was in
- * the same state, and copy 1 needs no descent.  insert_noting() notes
- * that place in the element's copy-1 node, whose parent_colour no reader
- * ever loads and which is not linked yet; insert_noted() links it there.
+ * inserted into the second copy belongs where it went in the first copy
+ * when that copy was in the same state, and the second copy needs no
+ * descent.  insert_noting() notes that place in the element's node for
+ * the second copy, whose parent_colour no reader ever loads and which is
+ * not linked yet; insert_noted() links it there.
  */
 
-/* Insert @node into copy 0, noting its parent and side.  Cost O(log N). */
-static void insert_noting(struct latch_tree_root *root, struct latch_tree_node *node,
+/* Insert @node into copy @idx, noting its parent and side for the other copy.  Cost O(log N). */
+static void insert_noting(struct latch_tree_root *root, struct latch_tree_node *node, unsigned idx,
                           const struct latch_tree_ops *ops)
 {
 	struct latch_rb_node *parent;
-	struct latch_rb_node **link = latch_tree_link_of_(root, node, 0, ops, &parent);
+	struct latch_rb_node **link = latch_tree_link_of_(root, node, idx, ops, &parent);
 
 	/* Nodes are pointer-aligned: bit 0 says "right child of parent". */
-	node->node[1].parent_colour =
+	node->node[idx ^ 1u].parent_colour =
 	    (uintptr_t)parent | (uintptr_t)(parent && link == &parent->child[LATCH_RB_RIGHT]);
 	/* Before the first link to the element: see latch/atomic.h. */
 	latch_tsan_release_(node);
-	latch_rb_link_node(&node->node[0], parent, link);
-	latch_rb_insert_colour(&node->node[0], &root->tree[0]);
+	latch_rb_link_node(&node->node[idx], parent, link);
+	latch_rb_insert_colour(&node->node[idx], &root->tree[idx]);
 }
 
 /*
- * Insert @node into copy 1 where insert_noting() put it in copy 0, for the
- * public call @call.  Cost O(log N).
+ * Insert @node into copy @idx where insert_noting() put it in the other
+ * copy, for the public call @call.  Cost O(log N).
  */
 static void insert_noted(const char *call, struct latch_tree_root *root,
-                         struct latch_tree_node *node)
+                         struct latch_tree_node *node, unsigned idx)
 {
-	uintptr_t noted = node->node[1].parent_colour;
-	struct latch_rb_node *parent0 = (struct latch_rb_node *)(noted & ~(uintptr_t)1);
-	/* The parent element's copy-1 node follows its copy-0 node. */
-	struct latch_rb_node *parent = parent0 ? parent0 + 1 : NULL;
-	struct latch_rb_node **link = parent ? &parent->child[noted & 1] : &root->tree[1].node;
+	uintptr_t noted = node->node[idx].parent_colour;
+	struct latch_rb_node *first = (struct latch_rb_node *)(noted & ~(uintptr_t)1);
+	/* The parent element's node for copy @idx, next to its node for the other copy. */
+	struct latch_rb_node *parent =
+	    first ? &latch_tree_from_rb_(first, idx ^ 1u)->node[idx] : NULL;
+	struct latch_rb_node **link = parent ? &parent->child[noted & 1] : &root->tree[idx].node;
 
 	/*
 	 * An internal consistency check, made while the update is under way
@@ -119,23 +122,43 @@ static void insert_noted(const char *call, struct latch_tree_root *root,
 	LATCH_CONTRACT(!*link, call,
 	               "the copies no longer have the same shape (writers not serialized, or the "
 	               "tree changed outside liblatch)");
-	latch_rb_link_node(&node->node[1], parent, link);
-	latch_rb_insert_colour(&node->node[1], &root->tree[1]);
+	latch_rb_link_node(&node->node[idx], parent, link);
+	latch_rb_insert_colour(&node->node[idx], &root->tree[idx]);
 }
 
-/* Make @changes, in order, to copy @idx only, for @call.  Cost O(n log N). */
-static void apply_to_copy(const char *call, struct latch_tree_root *root,
-                          const struct latch_tree_change *changes, size_t n, unsigned idx,
-                          const struct latch_tree_ops *ops)
+void latch_tree_apply_copy_(const char *call, struct latch_tree_root *root,
+                            const struct latch_tree_change *changes, size_t n, unsigned idx,
+                            bool replay, const struct latch_tree_ops *ops)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (changes[i].op == LATCH_TREE_ERASE)
 			latch_rb_erase(&changes[i].node->node[idx], &root->tree[idx]);
-		else if (idx == 0)
-			insert_noting(root, changes[i].node, ops);
+		else if (replay)
+			insert_noted(call, root, changes[i].node, idx);
 		else
-			insert_noted(call, root, changes[i].node);
+			insert_noting(root, changes[i].node, idx, ops);
 	}
+}
+
+/* What latch_tree_commit_unchecked_() hands to each half of latch_seq_write(). */
+struct commit {
+	const char *call;
+	struct latch_tree_root *root;
+	const struct latch_tree_change *changes;
+	size_t n;
+	const struct latch_tree_ops *ops;
+	void (*after_copy)(void *ctx, unsigned idx);
+	void *ctx;
+};
+
+/* One copy's half of a commit: the changes, then the copy's summaries. */
+static void commit_copy(void *arg, unsigned idx, bool replay)
+{
+	const struct commit *c = arg;
+
+	latch_tree_apply_copy_(c->call, c->root, c->changes, c->n, idx, replay, c->ops);
+	if (c->after_copy)
+		c->after_copy(c->ctx, idx);
 }
 
 void latch_tree_commit_unchecked_(const char *call, struct latch_tree_root *root,
@@ -143,15 +166,10 @@ void latch_tree_commit_unchecked_(const char *call, struct latch_tree_root *root
                                   const struct latch_tree_ops *ops,
                                   void (*after_copy)(void *ctx, unsigned idx), void *ctx)
 {
-	latch_seq_write_begin(&root->seq);
-	apply_to_copy(call, root, changes, n, 0, ops);
-	if (after_copy)
-		after_copy(ctx, 0);
-	latch_seq_write_switch(&root->seq);
-	apply_to_copy(call, root, changes, n, 1, ops);
-	if (after_copy)
-		after_copy(ctx, 1);
-	latch_seq_write_end(&root->seq);
+	struct commit c = { call, root, changes, n, ops, after_copy, ctx };
+
+	/* The first copy decides every insert's place; the second replays them. */
+	latch_seq_write(&root->seq, commit_copy, &c);
 }
 
 void latch_tree_insert(struct latch_tree_root *root, struct latch_tree_node *node,

@@ -5,7 +5,7 @@
  * program with a message naming the call, before the tree is touched.
  * And the internal consistency check made while an update is applied
  * (the two copies keep the same shape), provoked by changing a link of
- * copy 1 by hand: its message too names the call the user made, whether
+ * the copy an update replays onto by hand: its message too names the call the user made, whether
  * a tree call or a range-map call.
  * Linked against latch_checked (the library with debug checks on,
  * whatever the build type).
@@ -28,13 +28,19 @@ enum violation {
 	SHAPE_RANGE_COMMIT
 };
 
-/* Give copy 1 a link copy 0 lacks: a right child of @rb's copy-1 node. */
-static void break_copy1(struct latch_rb_node *rb, struct latch_tree_node *stray)
+/*
+ * Give the copy the next update replays onto (the one readers are on) a
+ * link the other copy lacks: a right child of the element's node there.
+ */
+static void break_replayed_copy(const struct latch_seq *seq, struct latch_tree_node *elem,
+                                struct latch_tree_node *stray)
 {
-	rb[1].child[LATCH_RB_RIGHT] = &stray->node[1];
+	unsigned idx = latch_seq_read_begin(seq) & 1u;
+
+	elem->node[idx].child[LATCH_RB_RIGHT] = &stray->node[idx];
 }
 
-/* A map of one range whose copy 1 is broken, and an insert after it. */
+/* A map of one range whose replayed copy is broken, and an insert after it. */
 static void shape_range(bool batch)
 {
 	static struct latch_range_map map = LATCH_RANGE_MAP_INIT;
@@ -44,7 +50,7 @@ static void shape_range(bool batch)
 	const struct latch_range_change change = { LATCH_TREE_INSERT, &high };
 
 	CHECK(latch_range_insert(&map, &low) == 0, "range insert");
-	break_copy1(&low.node.node[0], &stray);
+	break_replayed_copy(&map.tree.seq, &low.node, &stray);
 	if (batch)
 		latch_range_commit(&map, &change, 1);
 	else
@@ -74,7 +80,7 @@ static void commit_violation(int v)
 		static struct test_elem above = { .key = 4 };
 		static struct latch_tree_node stray;
 
-		break_copy1(&elems[7].node.node[0], &stray);
+		break_replayed_copy(&root.seq, &elems[7].node, &stray);
 		latch_tree_insert(&root, &above.node, &test_elem_ops);
 		break;
 	}

@@ -2,8 +2,14 @@
 /*
  * latch: liblatch's latched RB-tree.  Lookups are latch_tree_find()
  * itself; the concurrent workloads' readers use latch_count_find(), the
- * same loop with a counter on its retry path, to report retries.
+ * same loop with a counter of attempts, to report retries.
+ *
+ * latch-2flip: the same tree and readers with the kernel's two-flip
+ * writer (flip, change copy, flip, replay onto the other copy), built
+ * from the library's own per-copy step, so that latchbench compares the
+ * two write protocols side by side in one run.
  */
+#include "commit.h"
 #include "tree-peer.h"
 
 static void latch_insert(void *peer, size_t slot, long key)
@@ -20,22 +26,33 @@ static void latch_erase(void *peer, size_t slot)
 	latch_tree_erase(&p->root, &p->pool[slot].node, &test_elem_ops);
 }
 
+/* A counted lookup in progress. */
+struct latch_count {
+	const struct latch_tree_root *root;
+	long key;
+	unsigned long attempts;
+	struct latch_tree_node *found;
+};
+
+/* One attempt on copy @idx; constant indexes, as in latch_tree_seek_attempt_(). */
+static inline void latch_count_attempt(void *arg, unsigned idx)
+{
+	struct latch_count *c = (struct latch_count *)arg;
+
+	c->attempts++;
+	c->found = idx ? latch_tree_find_in_copy_(c->root, 1, &c->key, &test_elem_ops)
+	               : latch_tree_find_in_copy_(c->root, 0, &c->key, &test_elem_ops);
+}
+
 /* latch_tree_find(), adding the number of repeated attempts to *retries. */
 static inline struct latch_tree_node *latch_count_find(const struct latch_tree_root *root, long key,
                                                        unsigned long *retries)
 {
-	unsigned start = latch_seq_read_begin(&root->seq);
-	struct latch_tree_node *found;
+	struct latch_count c = { root, key, 0, NULL };
 
-	for (;;) {
-		/* Constant indexes, as in latch_tree_seek_(). */
-		found = start & 1u ? latch_tree_find_in_copy_(root, 1, &key, &test_elem_ops)
-		                   : latch_tree_find_in_copy_(root, 0, &key, &test_elem_ops);
-		if (!latch_seq_read_retry(&root->seq, start))
-			return found;
-		++*retries;
-		start = latch_seq_read_begin(&root->seq);
-	}
+	latch_seq_read(&root->seq, latch_count_attempt, &c);
+	*retries += c.attempts - 1;
+	return c.found;
 }
 
 BENCH_FIND_MANY(latch_find_many, struct tree_peer, latch_tree_find(&p->root, &key, &test_elem_ops))
@@ -48,6 +65,47 @@ const struct bench_peer bench_peer_latch = {
 	.destroy = tree_peer_destroy,
 	.insert = latch_insert,
 	.erase = latch_erase,
+	.find_many = latch_find_many,
+	.find_counted = latch_find_counted,
+};
+
+/*
+ * The two-flip writer: each flip sends readers away from the copy it then
+ * changes, the first copy decides, the second replays, as the library's
+ * writer did before it flipped once.
+ */
+static void latch_2flip_change(struct tree_peer *p, enum latch_tree_op op,
+                               struct latch_tree_node *node)
+{
+	const struct latch_tree_change change = { op, node };
+	unsigned idx = latch_seq_write_flip(&p->root.seq);
+
+	latch_tree_apply_copy_("latchbench", &p->root, &change, 1, idx, false, &test_elem_ops);
+	idx = latch_seq_write_flip(&p->root.seq);
+	latch_tree_apply_copy_("latchbench", &p->root, &change, 1, idx, true, &test_elem_ops);
+}
+
+static void latch_2flip_insert(void *peer, size_t slot, long key)
+{
+	struct tree_peer *p = (struct tree_peer *)peer;
+
+	latch_2flip_change(p, LATCH_TREE_INSERT, tree_peer_node(p, slot, key));
+}
+
+static void latch_2flip_erase(void *peer, size_t slot)
+{
+	struct tree_peer *p = (struct tree_peer *)peer;
+
+	latch_2flip_change(p, LATCH_TREE_ERASE, &p->pool[slot].node);
+}
+
+const struct bench_peer bench_peer_latch_2flip = {
+	.name = "latch-2flip",
+	.flags = BENCH_SHARED,
+	.create = tree_peer_create,
+	.destroy = tree_peer_destroy,
+	.insert = latch_2flip_insert,
+	.erase = latch_2flip_erase,
 	.find_many = latch_find_many,
 	.find_counted = latch_find_counted,
 };

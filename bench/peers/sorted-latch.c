@@ -4,6 +4,10 @@
  * of [start, end) ranges and a version counter: readers binary-search the
  * array (version & 1); the writer rebuilds the other array from the
  * current one with the change applied (O(n)), then bumps the version.
+ * That is the one-flip latch protocol, so it is written with <latch/seq.h>:
+ * the rebuilt array is latch_seq_write_begin()'s, the bump
+ * latch_seq_write_flip(), the lookup latch_seq_read().  Nothing is
+ * replayed onto the array readers leave: the next update rebuilds it whole.
  *
  * As an exact-key peer every element is the range [key, key + 1); as a
  * range peer it is [key, key + BENCH_RANGE_LEN).
@@ -11,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <latch/atomic.h>
+#include <latch/seq.h>
 
 #include "../bench.h"
 
@@ -20,7 +24,7 @@ struct sorted_range {
 };
 
 struct sorted_latch {
-	unsigned version;             /* readers search copy[version & 1] */
+	struct latch_seq version;     /* readers search copy[count & 1] */
 	size_t count[2];              /* entries in each copy */
 	struct sorted_range *copy[2]; /* each sized for the whole pool */
 	long *pool;                   /* slot i holds its key */
@@ -86,20 +90,14 @@ static inline size_t sorted_upper(const struct sorted_range *c, size_t n, long k
 }
 
 /*
- * Publish the copy the writer just built as @count entries: the new
- * version sends readers to it.
+ * Publish copy @idx, which the writer just built as @count entries: the
+ * flip sends readers to it.
  */
-static void sorted_publish(struct sorted_latch *p, unsigned next, size_t count)
+static void sorted_publish(struct sorted_latch *p, unsigned idx, size_t count)
 {
-	LATCH_STORE_RELAXED(&p->count[next & 1u], count); /* ordered by the release below */
-	/* Release: the rebuilt copy happens-before a reader's acquire load of @next. */
-	LATCH_STORE_RELEASE(&p->version, next);
-	/*
-	 * Release fence: the store above is ordered before the writer's next
-	 * rebuild of the other copy, so a reader that sees any of those stores
-	 * sees @next in its retry check and discards what it read.
-	 */
-	LATCH_FENCE_RELEASE();
+	LATCH_STORE_RELAXED(&p->count[idx], count); /* ordered by the flip's release store */
+	/* Release store and fence: see latch_seq_write_flip(). */
+	(void)latch_seq_write_flip(&p->version);
 }
 
 /*
@@ -109,11 +107,11 @@ static void sorted_publish(struct sorted_latch *p, unsigned next, size_t count)
 static void sorted_rebuild(struct sorted_latch *p, size_t at, size_t skip,
                            const struct sorted_range *add)
 {
-	/* Relaxed loads: only the (serialized) writer stores these. */
-	unsigned v = LATCH_LOAD_RELAXED(&p->version);
-	const struct sorted_range *from = p->copy[v & 1u];
-	struct sorted_range *to = p->copy[(v + 1u) & 1u];
-	size_t n = LATCH_LOAD_RELAXED(&p->count[v & 1u]), out = 0;
+	unsigned idx = latch_seq_write_begin(&p->version);
+	const struct sorted_range *from = p->copy[idx ^ 1u];
+	struct sorted_range *to = p->copy[idx];
+	/* Relaxed: only the (serialized) writer stores the counts. */
+	size_t n = LATCH_LOAD_RELAXED(&p->count[idx ^ 1u]), out = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (i == at && add) {
@@ -130,16 +128,16 @@ static void sorted_rebuild(struct sorted_latch *p, size_t at, size_t skip,
 		LATCH_STORE_RELAXED(&to[out].start, add->start); /* hidden until published */
 		LATCH_STORE_RELAXED(&to[out++].end, add->end);
 	}
-	sorted_publish(p, v + 1u, out);
+	sorted_publish(p, idx, out);
 }
 
 /* The active copy and its size, for the writer. */
 static const struct sorted_range *sorted_active(const struct sorted_latch *p, size_t *n)
 {
-	unsigned v = LATCH_LOAD_RELAXED(&p->version); /* only the writer stores it */
+	unsigned idx = latch_seq_write_begin(&p->version) ^ 1u; /* the copy readers are on */
 
-	*n = LATCH_LOAD_RELAXED(&p->count[v & 1u]);
-	return p->copy[v & 1u];
+	*n = LATCH_LOAD_RELAXED(&p->count[idx]); /* only the writer stores it */
+	return p->copy[idx];
 }
 
 static void sorted_insert(void *peer, size_t slot, long key)
@@ -173,8 +171,8 @@ static int sorted_key_cmp(const void *a, const void *b)
 static void sorted_load(void *peer, const long *keys, size_t n)
 {
 	struct sorted_latch *p = peer;
-	unsigned next = LATCH_LOAD_RELAXED(&p->version) + 1u; /* only the writer stores it */
-	struct sorted_range *to = p->copy[next & 1u];
+	unsigned idx = latch_seq_write_begin(&p->version);
+	struct sorted_range *to = p->copy[idx];
 	long *sorted = malloc(n * sizeof(*sorted) + 1);
 
 	if (!sorted)
@@ -187,27 +185,35 @@ static void sorted_load(void *peer, const long *keys, size_t n)
 		LATCH_STORE_RELAXED(&to[i].end, sorted[i] + p->length);
 	}
 	free(sorted);
-	sorted_publish(p, next, n);
+	sorted_publish(p, idx, n);
+}
+
+/* A lookup in progress. */
+struct sorted_lookup {
+	const struct sorted_latch *p;
+	long key;
+	const struct sorted_range *found;
+};
+
+/* One attempt on copy @idx (latch_seq_read()'s callback). */
+static inline void sorted_attempt(void *arg, unsigned idx)
+{
+	struct sorted_lookup *l = (struct sorted_lookup *)arg;
+	const struct sorted_range *c = l->p->copy[idx];
+	/* Relaxed: latch_seq_read() discards the attempt if the version moved. */
+	size_t i = sorted_upper(c, LATCH_LOAD_RELAXED(&l->p->count[idx]), l->key);
+
+	/* Relaxed: as above. */
+	l->found = i && l->key < LATCH_LOAD_RELAXED(&c[i - 1].end) ? &c[i - 1] : NULL;
 }
 
 /* The range holding @key, or NULL.  Never waits; any context. */
 static inline const struct sorted_range *sorted_find(const struct sorted_latch *p, long key)
 {
-	const struct sorted_range *found;
-	unsigned v;
+	struct sorted_lookup l = { p, key, NULL };
 
-	do {
-		/* Acquire: pairs with the release in sorted_publish(). */
-		v = LATCH_LOAD_ACQUIRE(&p->version);
-		const struct sorted_range *c = p->copy[v & 1u];
-		size_t i = sorted_upper(c, LATCH_LOAD_RELAXED(&p->count[v & 1u]), key);
-
-		/* Relaxed: discarded below if the version moved. */
-		found = i && key < LATCH_LOAD_RELAXED(&c[i - 1].end) ? &c[i - 1] : NULL;
-		/* Acquire fence: the loads above come before the version re-check. */
-		LATCH_FENCE_ACQUIRE();
-	} while (LATCH_LOAD_RELAXED(&p->version) != v);
-	return found;
+	latch_seq_read(&p->version, sorted_attempt, &l);
+	return l.found;
 }
 
 BENCH_FIND_MANY(sorted_find_many, struct sorted_latch, sorted_find(p, key))

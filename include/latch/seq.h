@@ -3,18 +3,29 @@
  * latch/seq.h - the latch sequence counter.
  *
  * A latch keeps two copies of a structure and one counter.  The counter's
- * low bit tells readers which copy is stable right now:
+ * low bit names the copy readers use; the writer changes the other one,
+ * the idle copy, and then flips the counter once:
  *
- *	writer                             count    readers use
- *	latch_seq_write_begin()            odd      copy 1 (copy 0 is changed)
- *	latch_seq_write_switch()           even     copy 0 (copy 1 is changed)
- *	latch_seq_write_end()              even     copy 0
+ *	writer                          count   readers use
+ *	idx = latch_seq_write_begin()   c       copy c & 1 (idx = the other)
+ *	  ... change copy idx ...
+ *	other = latch_seq_write_flip()  c + 1   copy idx   (other = c & 1)
+ *	  ... bring copy other up to date ...
  *
- * A reader never waits: whatever instruction the writer is stopped at, one
- * copy is untouched, so a reader that interrupted the writer on the same
- * thread (a signal handler) still completes.  A reader retries only when
- * the writer flipped the counter while it was reading, which cannot happen
- * while the writer is interrupted.
+ * latch_seq_write() is the whole protocol in one call.  A reader never
+ * waits: whatever instruction the writer is stopped at, the copy the
+ * counter names is complete (the old contents before the flip, the new
+ * ones after it), so a reader that interrupted the writer on the same
+ * thread (a signal handler) completes on its first attempt.  A reader
+ * retries only when the writer flipped the counter while it was reading,
+ * which cannot happen while the writer is interrupted: one flip per
+ * update, so at most one retry per update.
+ *
+ * The Linux kernel's latch flips twice per update (raw_write_seqcount_latch()
+ * before each copy).  Code ported from it maps each pair of those calls
+ * onto latch_seq_write_begin() (which flips nothing) and
+ * latch_seq_write_flip(), with the copies taken from their return values
+ * instead of the constants 0 and 1.
  *
  * Synchronization: the write side must be serialized by the caller (one
  * writer at a time); the read side may run anywhere, any number at once,
@@ -23,7 +34,6 @@
 #ifndef LATCH_SEQ_H
 #define LATCH_SEQ_H
 
-#include <assert.h>
 #include <stdbool.h>
 
 #include <latch/atomic.h>
@@ -53,66 +63,85 @@ static inline void latch_seq_init(struct latch_seq *s)
 	LATCH_STORE_RELAXED(&s->sequence, 0u);
 }
 
-/* Advance the counter by one: the single step both flips are made of. */
-static inline void latch_seq_flip_(struct latch_seq *s)
+/**
+ * latch_seq_write_begin() - the copy an update changes first.
+ *
+ * Returns (count & 1) ^ 1, the idle copy, which no reader that starts now
+ * is sent to; change it, then call latch_seq_write_flip().  Changes
+ * nothing.  There is no "update in progress" state to check: between
+ * updates and in the middle of one the counter looks the same, so misuse
+ * (a second begin, a missing flip) cannot be detected from it, and
+ * latch_seq_write() is the form that cannot get the protocol wrong.
+ * Cost O(1), no waiting.  Writer only; calls must be serialized by the
+ * caller.
+ */
+static inline unsigned latch_seq_write_begin(const struct latch_seq *s)
+{
+	/*
+	 * Relaxed: only the (serialized) writer stores the counter, so it
+	 * reads its own last store.  Readers that started on the idle copy
+	 * before the last flip are still safe: the release fence of that
+	 * flip (below) is ordered before every change made now, so a reader
+	 * that sees one of them sees that flip in latch_seq_read_retry().
+	 */
+	return (LATCH_LOAD_RELAXED(&s->sequence) & 1u) ^ 1u;
+}
+
+/**
+ * latch_seq_write_flip() - publish the copy just changed.
+ *
+ * Sends every reader that starts from now on to the copy
+ * latch_seq_write_begin() returned, and makes every reader still on the
+ * other copy retry once it finishes.  Returns that other copy (the one
+ * readers just left), which the update must then bring up to date: it
+ * may be changed from now until the next flip.  Cost O(1): one release
+ * store and one release fence.  Writer only; calls must be serialized by
+ * the caller.
+ */
+static inline unsigned latch_seq_write_flip(struct latch_seq *s)
 {
 	/* Relaxed load: only the (serialized) writer stores the counter. */
 	unsigned next = LATCH_LOAD_RELAXED(&s->sequence) + 1u;
 
 	/*
-	 * Release store: every change the writer made to the copy readers are
-	 * being sent to happens-before a reader's acquire load that sees
-	 * @next, so a reader of that copy sees it complete.
+	 * Release store: every change the writer made to the copy it now
+	 * publishes (copy next & 1, changed since the previous flip)
+	 * happens-before the loads of a reader whose acquire load in
+	 * latch_seq_read_begin() reads @next, so such a reader sees that
+	 * copy complete.
 	 */
 	LATCH_STORE_RELEASE(&s->sequence, next);
 	/*
-	 * Release fence: the store above is ordered before every store the
-	 * writer makes next (to the copy readers just left).  A reader that
-	 * observes any of those stores and then runs the acquire fence in
-	 * latch_seq_read_retry() is guaranteed to see @next and retry.
+	 * Release fence: orders the store above before every store the
+	 * writer makes next, to the copy readers just left (the replay now,
+	 * and the first half of the next update after it).  A reader on that
+	 * copy that loads any of those stores and then runs the acquire fence
+	 * in latch_seq_read_retry() synchronizes with this fence, so its
+	 * reload of the counter sees @next (or later) and it retries.  A
+	 * release store alone would not do: it orders earlier accesses
+	 * before it, not itself before later ones.
 	 */
 	LATCH_FENCE_RELEASE();
+	return (next & 1u) ^ 1u;
 }
 
 /**
- * latch_seq_write_begin() - start an update: send readers to copy 1.
+ * latch_seq_write() - one whole update: change the idle copy, flip,
+ * replay onto the other copy.
  *
- * After it returns, copy 0 may be modified.  Cost O(1), no waiting.
- * Writer only; calls must be serialized by the caller.
+ * Calls @change(@ctx, idx, false) on the copy latch_seq_write_begin()
+ * names, then latch_seq_write_flip(), then @change(@ctx, other, true) on
+ * the copy readers just left; @change must leave both copies equal.  The
+ * @replay argument lets the second call reuse work of the first (e.g. a
+ * tree's descent).  Readers see the update from the flip on.
+ * Cost O(1) plus the two calls.  Writer only; calls must be serialized by
+ * the caller.
  */
-static inline void latch_seq_write_begin(struct latch_seq *s)
+static inline void latch_seq_write(struct latch_seq *s,
+                                   void (*change)(void *ctx, unsigned idx, bool replay), void *ctx)
 {
-	assert((LATCH_LOAD_RELAXED(&s->sequence) & 1u) == 0 &&
-	       "latch_seq_write_begin: an update is already in progress");
-	latch_seq_flip_(s);
-}
-
-/**
- * latch_seq_write_switch() - copy 0 is done: send readers back to copy 0.
- *
- * After it returns, copy 1 may be modified (to match copy 0).  Cost O(1).
- * Writer only; calls must be serialized by the caller.
- */
-static inline void latch_seq_write_switch(struct latch_seq *s)
-{
-	assert((LATCH_LOAD_RELAXED(&s->sequence) & 1u) == 1 &&
-	       "latch_seq_write_switch: called without latch_seq_write_begin");
-	latch_seq_flip_(s);
-}
-
-/**
- * latch_seq_write_end() - mark the end of an update.
- *
- * The counter does not change here (it changes exactly twice per update,
- * at begin and at switch); this call documents the end of the writer's
- * critical section and, in debug builds, checks the protocol.
- * Writer only; calls must be serialized by the caller.
- */
-static inline void latch_seq_write_end(struct latch_seq *s)
-{
-	assert((LATCH_LOAD_RELAXED(&s->sequence) & 1u) == 0 &&
-	       "latch_seq_write_end: called without latch_seq_write_switch");
-	(void)s;
+	change(ctx, latch_seq_write_begin(s), false);
+	change(ctx, latch_seq_write_flip(s), true);
 }
 
 /**
@@ -125,8 +154,9 @@ static inline void latch_seq_write_end(struct latch_seq *s)
 static inline unsigned latch_seq_read_begin(const struct latch_seq *s)
 {
 	/*
-	 * Acquire load: pairs with the release store in latch_seq_flip_(), so
-	 * every change made to copy (start & 1) before that flip is visible.
+	 * Acquire load: pairs with the release store in latch_seq_write_flip()
+	 * that wrote the value read, so every change made to copy (start & 1)
+	 * before that flip is visible.
 	 */
 	return LATCH_LOAD_ACQUIRE(&s->sequence);
 }
@@ -141,14 +171,36 @@ static inline bool latch_seq_read_retry(const struct latch_seq *s, unsigned star
 {
 	/*
 	 * Acquire fence: orders every load of the read section before the
-	 * load of the counter below.  If any of those loads saw a store the
-	 * writer made after a flip (and its release fence), this fence
-	 * synchronizes with that release fence, so the load below sees the
-	 * flip and the read is discarded.
+	 * load of the counter below.  The writer changes copy (start & 1)
+	 * only after the next flip (it is the copy that flip leaves, the one
+	 * latch_seq_write_begin() then names): if any of those loads saw such
+	 * a change, this fence synchronizes with that flip's release fence,
+	 * so the load below sees the flip and the read is discarded.
 	 */
 	LATCH_FENCE_ACQUIRE();
 	/* Relaxed: the fence above provides all the ordering this load needs. */
 	return LATCH_LOAD_RELAXED(&s->sequence) != start;
+}
+
+/**
+ * latch_seq_read() - the whole read loop.
+ *
+ * Calls @attempt(@ctx, idx) on copy idx = start & 1 and repeats it until
+ * no flip happened meanwhile; the last call's results stand, earlier ones
+ * must be discarded (so @attempt must only read the copy and write @ctx).
+ * Never waits; right on the first attempt when it interrupted the writer.
+ * Cost O(1) plus the attempts.  Any context, including signal handlers;
+ * no serialization needed.  Inline, so a constant @attempt inlines.
+ */
+static inline void latch_seq_read(const struct latch_seq *s,
+                                  void (*attempt)(void *ctx, unsigned idx), void *ctx)
+{
+	unsigned start;
+
+	do {
+		start = latch_seq_read_begin(s);
+		attempt(ctx, start & 1u);
+	} while (latch_seq_read_retry(s, start));
 }
 
 #ifdef __cplusplus

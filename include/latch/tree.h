@@ -126,11 +126,11 @@ static inline void latch_tree_init(struct latch_tree_root *root)
  * latch_tree_insert() - add @node to the tree.
  *
  * The element's key must be set before the call and stay unchanged until
- * it is erased.  Readers see the element from the moment copy 0 holds it
- * (they are then sent to copy 0).  Every build aborts, naming the call,
- * when @node is NULL.  @node must not be in the tree: debug builds abort
- * before any change if it is; in a release build (NDEBUG) the tree is
- * then corrupted.
+ * it is erased.  Readers see the element from the update's one flip on,
+ * which sends them to the copy that already holds it.  Every build aborts,
+ * naming the call, when @node is NULL.  @node must not be in the tree:
+ * debug builds abort before any change if it is; in a release build
+ * (NDEBUG) the tree is then corrupted.
  * Cost O(log n) per copy, no allocation.
  * Writer only: calls that change @root must be serialized by the caller.
  */
@@ -140,7 +140,7 @@ LATCH_API void latch_tree_insert(struct latch_tree_root *root, struct latch_tree
 /**
  * latch_tree_erase() - remove @node, which must be in the tree.
  *
- * Readers stop finding the element once copy 0 has lost it.  It may be
+ * Readers stop finding the element from the update's one flip on.  It may be
  * reused or freed only after a grace period (see the file comment).
  * Every build aborts, naming the call, when @node is NULL.  @node must be
  * in the tree: debug builds abort before any change if it is not; in a
@@ -166,9 +166,10 @@ struct latch_tree_change {
 /**
  * latch_tree_commit() - apply @n changes so that readers see all or none.
  *
- * The changes are made in order to copy 0 while readers use copy 1, then
- * to copy 1: two flips per batch, not per element, so a lookup sees the
- * tree as it was before the batch or as it is after it, never in between.
+ * The changes are made in order to the copy readers are not on, one flip
+ * sends readers to it, then they are replayed onto the other copy: one
+ * flip per batch, not per element, so a lookup sees the tree as it was
+ * before the batch or as it is after it, never in between.
  * Each element may appear at most once in a batch; an insert's key must
  * be set before the call; an erased element may be freed or reused only
  * after a grace period.  Every build aborts, naming the call, before any
@@ -315,6 +316,9 @@ latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
  * the probe without a descent (a per-copy summary such as the range map's
  * bounds, which must be read through the same latch).  All parameters are
  * passed directly (not through a struct) so that constant ones inline.
+ * This is latch_seq_read() written out: through its context struct gcc
+ * -O2 turns the call of @order into a direct call only after inlining, so
+ * the comparator is no longer inlined and every descent step pays a call.
  */
 static inline struct latch_tree_node *
 latch_tree_seek_(const struct latch_tree_root *root,
@@ -512,16 +516,26 @@ static inline struct latch_tree_node *latch_tree_prev(const struct latch_tree_ro
  * latch_tree_empty() - true when the tree holds no element.
  * Cost O(1).  Any context, including signal handlers.
  */
+/* What latch_tree_empty() hands to each attempt. */
+struct latch_tree_empty_ctx_ {
+	const struct latch_tree_root *root;
+	bool empty;
+};
+
+/* One attempt of latch_tree_empty() on copy @idx. */
+static inline void latch_tree_empty_attempt_(void *arg, unsigned idx)
+{
+	struct latch_tree_empty_ctx_ *c = (struct latch_tree_empty_ctx_ *)arg;
+
+	c->empty = latch_rb_root_node(&c->root->tree[idx]) == NULL;
+}
+
 static inline bool latch_tree_empty(const struct latch_tree_root *root)
 {
-	bool empty;
-	unsigned start;
+	struct latch_tree_empty_ctx_ c = { root, false };
 
-	do {
-		start = latch_seq_read_begin(&root->seq);
-		empty = latch_rb_root_node(&root->tree[start & 1u]) == NULL;
-	} while (latch_seq_read_retry(&root->seq, start));
-	return empty;
+	latch_seq_read(&root->seq, latch_tree_empty_attempt_, &c);
+	return c.empty;
 }
 
 #ifdef __cplusplus

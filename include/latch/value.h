@@ -101,7 +101,8 @@ static inline void latch_value_put_(LATCH_VALUE_WORD *copy, const void *src, siz
 		size_t left = size - off;
 
 		memcpy(&w, (const char *)src + off, left < sizeof(w) ? left : sizeof(w));
-		/* Relaxed: the latch flips around this copy order the stores. */
+		/* Relaxed: the flip before this copy (its release fence) and the
+		 * one after it (its release store) order the stores. */
 		LATCH_STORE_RELAXED(&copy[off / sizeof(w)], w);
 	}
 }
@@ -119,27 +120,45 @@ static inline void latch_value_get_(void *dst, const LATCH_VALUE_WORD *copy, siz
 	}
 }
 
-/* latch_value_store() on the parts of a LATCH_VALUE. */
+/*
+ * latch_value_store() on the parts of a LATCH_VALUE: the new value goes
+ * into the idle copy only, then one flip sends readers to it.  The copy
+ * they leave keeps the old value, which no reader that starts later is
+ * sent to; the next store overwrites it whole, so nothing is replayed
+ * onto it.  One copy written per store.
+ */
 static inline void latch_value_store_(struct latch_seq *seq, LATCH_VALUE_WORD *copy0,
                                       LATCH_VALUE_WORD *copy1, const void *src, size_t size)
 {
-	latch_seq_write_begin(seq);
-	latch_value_put_(copy0, src, size);
-	latch_seq_write_switch(seq);
-	latch_value_put_(copy1, src, size);
-	latch_seq_write_end(seq);
+	/* The stores to the idle copy come after the previous flip's release
+	 * fence, so a reader still on it from before that flip retries. */
+	latch_value_put_(latch_seq_write_begin(seq) ? copy1 : copy0, src, size);
+	/* Release: the copy just written is complete for readers sent to it. */
+	(void)latch_seq_write_flip(seq);
+}
+
+/* What latch_value_load_() hands to each attempt. */
+struct latch_value_load_ctx_ {
+	const LATCH_VALUE_WORD *copy[2];
+	void *dst;
+	size_t size;
+};
+
+/* One attempt of latch_value_load_() on copy @idx. */
+static inline void latch_value_load_attempt_(void *arg, unsigned idx)
+{
+	const struct latch_value_load_ctx_ *c = (const struct latch_value_load_ctx_ *)arg;
+
+	latch_value_get_(c->dst, c->copy[idx], c->size);
 }
 
 /* latch_value_load() on the parts of a LATCH_VALUE. */
 static inline void latch_value_load_(const struct latch_seq *seq, const LATCH_VALUE_WORD *copy0,
                                      const LATCH_VALUE_WORD *copy1, void *dst, size_t size)
 {
-	unsigned start;
+	struct latch_value_load_ctx_ c = { { copy0, copy1 }, dst, size };
 
-	do {
-		start = latch_seq_read_begin(seq);
-		latch_value_get_(dst, start & 1u ? copy1 : copy0, size);
-	} while (latch_seq_read_retry(seq, start));
+	latch_seq_read(seq, latch_value_load_attempt_, &c);
 }
 
 /**

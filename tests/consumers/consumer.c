@@ -80,11 +80,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	latch_seq_write_begin(&seq);
-	latch_seq_write_switch(&seq);
-	latch_seq_write_end(&seq);
+	if (latch_seq_write_begin(&seq) != 1 || latch_seq_write_flip(&seq) != 0) {
+		fprintf(stderr, "consumer: the counter names the wrong copies\n");
+		return 1;
+	}
 	start = latch_seq_read_begin(&seq);
-	if (start != 2 || latch_seq_read_retry(&seq, start)) {
+	if (start != 1 || latch_seq_read_retry(&seq, start)) {
 		fprintf(stderr, "consumer: the counter is %u after one update\n", start);
 		return 1;
 	}

@@ -4,10 +4,11 @@
  *
  * The counter is an unsigned int (32 bits on every target, 32-bit ones
  * included), so a long-lived writer passes UINT_MAX -> 0.  UINT_MAX is
- * odd, so the wrap always falls on the flip that sends readers back to
- * copy 0.  Readers must keep choosing the copy that is not being changed.
+ * odd, so the wrap always falls on a flip that sends readers to copy 0,
+ * after an update that changed copy 0 first.  Readers must keep choosing
+ * the copy that is not being changed.
  *
- * Part 1, one thread: a tree whose counter starts 2*w below the wrap runs
+ * Part 1, one thread: a tree whose counter starts w + 1 below the wrap runs
  * a fixed script of inserts and erases, so the wrap falls inside
  * operation w, for every operation of the script.  Checked:
  *  - after every operation: every key's lookup agrees with the model, and
@@ -15,23 +16,23 @@
  *  - inside every insert, at each call of the writer's comparator, lookups
  *    made on the writer's own thread (what a signal handler interrupting
  *    the writer does) read the copy that is not being changed: the new key
- *    is absent until copy 0 holds it and readers are sent there, every
- *    other key is as the model says, and no read needs a retry.  (The
- *    comparator runs before the new node is linked, so the copies differ
- *    there only while copy 1 is changed: a reader sent to copy 1 then
- *    misses the new key.  Part 3 looks up while copy 0 is changed.)
- *  - every operation moves the counter by exactly two, across the wrap.
+ *    is absent until the update's one flip, every other key is as the
+ *    model says, and no read needs a retry.  (The comparator runs only in
+ *    the descent of the copy changed first, before the flip; the replay
+ *    onto the other copy does not compare.  Part 3 looks up after the
+ *    flip too.)
+ *  - every operation moves the counter by exactly one, across the wrap.
  *
  * Part 2, two threads: a reader looks keys up while the writer inserts
  * and erases across the wrap; keys that stay in the tree are always found
  * and no lookup returns an element holding another key.
  *
  * Part 3, a timer signal: before every update the counter is set back to
- * UINT_MAX - 1 (where it would stand 2^31 - 1 updates later), so every
- * update crosses the wrap, while a 20 us timer interrupts the writer at
+ * UINT_MAX (where it would stand 2^32 - 1 updates later), so every
+ * update's flip is the wrap, while a 20 us timer interrupts the writer at
  * arbitrary instructions.  The handler, on the writer's own thread, must
- * find every stable key, and the key being changed exactly when copy 0
- * already holds the change and readers are sent there (after the wrap).
+ * find every stable key, and the key being changed exactly when the flip
+ * has sent readers to the copy that holds the change (after the wrap).
  *
  * Overrides: LATCH_TEST_WRAP_KEYS (part 1 keys, default 24),
  * LATCH_TEST_WRAP_ROUNDS (part 2 rounds, default 20),
@@ -77,18 +78,18 @@ static void check_lookups(bool changing_present, const char *when)
 
 /*
  * A reader on the writer's own thread, in the middle of the update.  How
- * far the counter moved since the operation began tells which copy readers
- * must be reading: 0 (before the first flip, when debug builds check the
- * contract) and 1 (copy 0 being changed) read the old contents, 2 (copy 1
- * being changed) reads copy 0, which already holds the change.
+ * far the counter moved since the operation began tells what readers must
+ * see: 0 (the first copy being changed, or debug builds checking the
+ * contract) the old contents, 1 (after the flip, the other copy being
+ * brought up to date) the new ones.
  */
 static void check_mid_update(void)
 {
 	unsigned start = latch_seq_read_begin(&st.root.seq);
 	unsigned flips = start - st.op_start; /* modulo 2^32, so right across the wrap */
 
-	CHECK(flips <= 2, "counter moved by %u within one operation", flips);
-	check_lookups(flips == 2 ? st.inserting : !st.inserting, "inside an update");
+	CHECK(flips <= 1, "counter moved by %u within one operation", flips);
+	check_lookups(flips == 1 ? st.inserting : !st.inserting, "inside an update");
 	CHECK(!latch_seq_read_retry(&st.root.seq, start),
 	      "a reader that interrupted the writer had to retry (counter %u)", start);
 	st.mid_update_checks++;
@@ -120,7 +121,7 @@ static void apply(long key, bool insert, long *in_tree)
 	*in_tree += insert ? 1 : -1;
 	st.changing = -1;
 
-	CHECK(st.root.seq.sequence - st.op_start == 2u, "an update moved the counter from %u to %u",
+	CHECK(st.root.seq.sequence - st.op_start == 1u, "an update moved the counter from %u to %u",
 	      st.op_start, st.root.seq.sequence);
 	check_lookups(false, "after an update");
 	check_tree_invariants(&st.root, *in_tree);
@@ -134,7 +135,7 @@ static void apply(long key, bool insert, long *in_tree)
  */
 static long run_script(const long *order, long wrap_op)
 {
-	unsigned initial = 0u - 2u * (unsigned)(wrap_op + 1);
+	unsigned initial = 0u - (unsigned)(wrap_op + 1);
 	long in_tree = 0, ops = 0;
 
 	latch_tree_init(&st.root);
@@ -150,8 +151,8 @@ static long run_script(const long *order, long wrap_op)
 	for (long i = st.keys - 1; i >= 0; i--, ops++)
 		apply(order[i], false, &in_tree);
 
-	CHECK(st.root.seq.sequence == initial + 2u * (unsigned)ops,
-	      "%ld operations from %u ended at %u", ops, initial, st.root.seq.sequence);
+	CHECK(st.root.seq.sequence == initial + (unsigned)ops, "%ld operations from %u ended at %u",
+	      ops, initial, st.root.seq.sequence);
 	CHECK(st.root.seq.sequence < initial, "the counter did not wrap");
 	return ops;
 }
@@ -246,7 +247,7 @@ static void race_round(long updates, struct test_elem *stable, struct test_elem 
 		latch_tree_insert(&r->root, &stable[k].node, &test_elem_ops);
 	}
 	/* Relaxed: not shared until pthread_create(). */
-	LATCH_STORE_RELAXED(&r->root.seq.sequence, 0u - 2u * (unsigned)(updates / 2));
+	LATCH_STORE_RELAXED(&r->root.seq.sequence, 0u - (unsigned)(updates / 2));
 	CHECK(pthread_create(&thread, NULL, reader, r) == 0, "pthread_create failed");
 	/* Acquire: pairs with the reader's release; start updating once it reads. */
 	while (!LATCH_LOAD_ACQUIRE(&r->started))
@@ -264,7 +265,7 @@ static void race_round(long updates, struct test_elem *stable, struct test_elem 
 	/* Release: publishes nothing but the stop request. */
 	LATCH_STORE_RELEASE(&r->done, true);
 	CHECK(pthread_join(thread, NULL) == 0, "pthread_join failed");
-	CHECK(r->root.seq.sequence < 2u * (unsigned)updates, "the counter did not wrap (%u)",
+	CHECK(r->root.seq.sequence < (unsigned)updates, "the counter did not wrap (%u)",
 	      r->root.seq.sequence);
 }
 
@@ -301,7 +302,7 @@ static struct {
 	volatile sig_atomic_t ticks, ticks_at_uint_max, ticks_after_wrap, wrong;
 } sg;
 
-#define SIGNAL_START (UINT_MAX - 1u) /* the counter before every part 3 update */
+#define SIGNAL_START UINT_MAX /* the counter before every part 3 update */
 
 static void on_tick(int sig)
 {
@@ -309,7 +310,7 @@ static void on_tick(int sig)
 	/* Acquire: pairs with the writer's release stores of @changing, so the
 	 * counter read below is no older than the @changing seen here. */
 	long changing = LATCH_LOAD_ACQUIRE(&sg.changing);
-	/* Modulo 2^32: 0, then 1 at UINT_MAX, then 2 at 0, within one update. */
+	/* Modulo 2^32: 0 at UINT_MAX, then 1 at 0 after the update's flip. */
 	unsigned flips = latch_seq_read_begin(&sg.root.seq) - SIGNAL_START;
 	long stable_key = 2 * (next % STABLE), churn_index = next % STABLE;
 	struct test_elem *e = test_find(&sg.root, stable_key);
@@ -317,18 +318,18 @@ static void on_tick(int sig)
 	(void)sig;
 	next++;
 	sg.ticks++;
-	if (!e || e->key != stable_key || flips > 2)
+	if (!e || e->key != stable_key || flips > 1)
 		sg.wrong++;
 	if (changing >= 0) {
 		/* Relaxed: written before the release store of @changing. */
-		bool expected = flips == 2 ? LATCH_LOAD_RELAXED(&sg.changing_to)
+		bool expected = flips == 1 ? LATCH_LOAD_RELAXED(&sg.changing_to)
 		                           : !LATCH_LOAD_RELAXED(&sg.changing_to);
 
 		e = test_find(&sg.root, sg.churn[changing].key);
 		if ((e != NULL) != expected || (e && e != &sg.churn[changing]))
 			sg.wrong++;
-		sg.ticks_at_uint_max += flips == 1;
-		sg.ticks_after_wrap += flips == 2;
+		sg.ticks_at_uint_max += flips == 0;
+		sg.ticks_after_wrap += flips == 1;
 	}
 	if (churn_index != changing) {
 		e = test_find(&sg.root, sg.churn[churn_index].key);

@@ -15,7 +15,9 @@
  *    retry or right;
  *  - a raw descent of every copy, the one being changed included, stops
  *    before LATCH_RB_MAX_DEPTH and never answers an element the key does
- *    not name, nor one for a key absent before and after the update.
+ *    not name, nor one for a key absent before and after the update (for
+ *    a structure whose idle copy lags an update behind, the latched value,
+ *    only the copy readers are on).
  *
  * "Right" means: the key's element for a key present before and after the
  * update in progress, none for a key absent before and after, either for
@@ -150,6 +152,10 @@ static void check_key(struct stepper *st, long key)
 
 	for (unsigned idx = 0; idx < sut->copies; idx++) {
 		unsigned steps;
+
+		/* A lagging idle copy holds an older state, which no reader accepts. */
+		if (sut->idle_copy_lags && idx != (sut->read_begin(st->state) & 1u))
+			continue;
 
 		got = sut->descend(st->state, idx, key, &steps);
 		if (steps >= LATCH_RB_MAX_DEPTH)

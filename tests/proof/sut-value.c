@@ -106,4 +106,18 @@ static long value_descend(const void *s, unsigned idx, long key, unsigned *steps
 	return value_attempt(s, idx, key);
 }
 
-const struct sut_ops sut_latched_value = SUT_LATCHED_OPS("latched-value", value);
+/* A store writes the idle copy whole and replays nothing onto the other one. */
+const struct sut_ops sut_latched_value = {
+	.name = "latched-value",
+	.size = value_size,
+	.init = value_init,
+	.insert = value_insert,
+	.erase = value_erase,
+	.find = value_find,
+	.read_begin = value_read_begin,
+	.read_attempt = value_attempt,
+	.read_retry = value_read_retry,
+	.copies = 2,
+	.descend = value_descend,
+	.idle_copy_lags = true,
+};

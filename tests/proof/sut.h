@@ -43,6 +43,13 @@ struct sut_ops {
 	/* number of copies, and a raw descent of copy @idx counting its @steps */
 	unsigned copies;
 	long (*descend)(const void *s, unsigned idx, long key, unsigned *steps);
+	/*
+	 * true when an update rewrites only the idle copy and replays nothing
+	 * onto the other (the latched value): that copy then holds the state
+	 * before the previous update, so only the copy readers are on has a
+	 * raw descent to check.
+	 */
+	bool idle_copy_lags;
 };
 
 /*
@@ -60,7 +67,8 @@ struct sut_ops {
 
 /* The latch tree, the seqlock peer and the deliberately broken trees (mutants.c). */
 extern const struct sut_ops sut_latch_tree, sut_seqlock_tree;
-extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mutant_flip_once;
+extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mutant_flip_first,
+    sut_mutant_readers_copy;
 /* The other latched structures (sut-range.c, sut-value.c). */
 extern const struct sut_ops sut_range_map, sut_latched_value;
 
