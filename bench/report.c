@@ -109,8 +109,7 @@ static const char *const workload_titles[] = {
 	"4. Address ranges (ns per operation)",
 	"5. Batches: latch_tree_commit() with a reader on the other core",
 	"6. Memory (heap bytes per element, element included)",
-	"7. Latched value: latch_value_store() (one flip) against a two-flip store, one thread "
-	"(ns per store; n = bytes)",
+	"7. Latched value: latch_value_store() (one flip) against a two-flip store (ns per store)",
 };
 
 /* Adds @name to @list (of *n, at most @max) unless present. */
