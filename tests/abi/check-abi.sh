@@ -6,7 +6,7 @@
 # the symbols LIBRARY exports (nm -D --defined-only) differ from the
 # global names of MAP or from the functions the public HEADERS declare
 # with LATCH_API, when
-# an exported symbol carries no version from MAP, when the SONAME is not
+# an exported symbol carries another version node than MAP gives it, when the SONAME is not
 # SONAME, or when an exported symbol has no man page in PAGES.
 set -eu
 nm=$1 readelf=$2 lib=$3 map=$4 soname=$5 pages=$6 headers=$7
@@ -22,9 +22,10 @@ fail() {
 # Exported names (version suffixes stripped), without the version nodes (type A).
 "$nm" -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' >"$tmp/raw"
 sed 's/@.*//' "$tmp/raw" | sort -u >"$tmp/exported"
-# Names between "global:" and "local:" in the version script.
-awk '/global:/ { on = 1; next } /local:/ { on = 0 } on && /;/ { gsub(/[ \t;]/, ""); print }' \
-	"$map" | sort -u >"$tmp/mapped"
+# name@@NODE for every global name of each version node of the script.
+awk '/^[A-Za-z_0-9.]+ *\{/ { node = $1 } /global:/ { on = 1; next } /local:|^}/ { on = 0 }
+     on && /;/ { gsub(/[ \t;]/, ""); print $0 "@@" node }' "$map" | sort -u >"$tmp/versioned"
+sed 's/@.*//' "$tmp/versioned" | sort -u >"$tmp/mapped"
 
 [ -s "$tmp/exported" ] || fail "$lib exports nothing"
 diff -u "$tmp/mapped" "$tmp/exported" >"$tmp/d1" ||
@@ -36,9 +37,8 @@ diff -u "$tmp/mapped" "$tmp/declared" >"$tmp/d2" ||
 	fail "LATCH_API declarations differ from the version script (- map only, + declared only):
 $(cat "$tmp/d2")"
 
-version=$(awk '/{/ { print $1; exit }' "$map")
-unversioned=$(grep -v "@@$version\$" "$tmp/raw" || true)
-[ -z "$unversioned" ] || fail "exported without version $version: $unversioned"
+misversioned=$(sort -u "$tmp/raw" | comm -23 - "$tmp/versioned")
+[ -z "$misversioned" ] || fail "exported without the version node the script gives them: $misversioned"
 
 actual=$("$readelf" -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$actual" = "$soname" ] || fail "SONAME is '$actual', expected '$soname'"
@@ -49,5 +49,5 @@ awk 'prev == "# NAME" && $0 != "" { print; prev = "" } $0 == "# NAME" { prev = $
 undocumented=$(comm -23 "$tmp/exported" "$tmp/documented")
 [ -z "$undocumented" ] || fail "exported but on no man page: $undocumented"
 
-[ $status -ne 0 ] || echo "ABI ok: $(wc -l <"$tmp/exported") symbols, version $version, SONAME $actual"
+[ $status -ne 0 ] || echo "ABI ok: $(wc -l <"$tmp/exported") symbols, versions $(awk '/^[A-Za-z_0-9.]+ *\{/ { printf "%s ", $1 }' "$map")SONAME $actual"
 exit $status

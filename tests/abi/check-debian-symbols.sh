@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 
 # NODE name, for every global name of each version node of MAP.
-awk '/^[A-Za-z_0-9.]+ *\{/ { node = $1 } /global:/ { on = 1; next } /local:/ { on = 0 }
+awk '/^[A-Za-z_0-9.]+ *\{/ { node = $1 } /global:/ { on = 1; next } /local:|^}/ { on = 0 }
      on && /;/ { gsub(/[ \t;]/, ""); print $0 "@" node }' "$map" | sort -u >"$tmp/mapped"
 # The symbols file's entries, without the version nodes' own entries.
 awk '/^ / { print $1 }' "$symbols" | grep -v '^\(LATCH_[^@]*\)@\1$' | sort -u >"$tmp/listed"
