@@ -69,8 +69,8 @@ struct sut_ops {
 extern const struct sut_ops sut_latch_tree, sut_seqlock_tree;
 extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mutant_flip_first,
     sut_mutant_readers_copy;
-/* The other latched structures (sut-range.c, sut-value.c). */
-extern const struct sut_ops sut_range_map, sut_latched_value;
+/* The other latched structures (sut-range.c, sut-value.c, sut-map.c). */
+extern const struct sut_ops sut_range_map, sut_latched_value, sut_latch_map;
 
 /* The structure named @name (any of the above), or NULL. */
 const struct sut_ops *sut_by_name(const char *name);

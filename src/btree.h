@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node core of the latched B+-trees: fixed-size nodes, references
+ * that carry the kind of the node they point to, type-stable node pools
+ * and the in-node searches readers use.
+ *
+ * A node holds 16 keys and 16 slots.  A node with c < 16 used entries
+ * fills entries c..15 with copies of entry c-1 (key and slot), so a
+ * branchless count over all 16 keys finds the right entry without
+ * knowing c, and every position stays inside the node.  Leaves hold
+ * (key, value) entries; inner nodes hold (lower bound, child) entries,
+ * where every key of child i is >= key[i] and < key[i+1].
+ *
+ * References: a slot of an inner node, and a copy's root, hold a node's
+ * address with bit 0 set for a leaf and clear for an inner node.  Nodes
+ * come from two pools, one per kind, whose memory is only ever used for
+ * that kind and is returned to the system only by latch_btree_pool_free():
+ * since a node's kind never changes, every reference ever stored names
+ * the kind of the memory it points to, however stale the reader's view.
+ */
+#ifndef LATCH_SRC_BTREE_H
+#define LATCH_SRC_BTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <latch/atomic.h>
+#include <latch/map.h> /* struct latch_btree_pool_ */
+
+/* Entries per node. */
+#define LATCH_BTREE_FANOUT    16u
+/* Fewest entries of a node other than the root (half of a node). */
+#define LATCH_BTREE_MIN       8u
+/* Longest descent a reader follows before it abandons its attempt. */
+#define LATCH_BTREE_MAX_DEPTH 32u
+/* Nodes per chunk a pool allocates at once. */
+#define LATCH_BTREE_CHUNK     64u
+
+/* Bit 0 of a reference: the node is a leaf. */
+#define LATCH_BTREE_LEAF ((uintptr_t)1)
+
+/* 256 bytes on 64-bit targets (four cache lines), 192 on 32-bit ones. */
+struct latch_btree_node {
+	uint64_t key[LATCH_BTREE_FANOUT];
+	uintptr_t slot[LATCH_BTREE_FANOUT]; /* leaf: value; inner: child reference */
+} __attribute__((aligned(64)));
+
+/* A type-stable pool of nodes of one kind (declared in latch/map.h). */
+#define latch_btree_pool latch_btree_pool_
+
+/*
+ * The allocator of every chunk and scratch array, aligned_alloc() unless
+ * a test replaces it to inject failures.  Memory it returns is released
+ * with free().
+ */
+extern void *(*latch_btree_alloc_)(size_t align, size_t size);
+
+/* The node a reference points to (NULL for 0). */
+static inline struct latch_btree_node *latch_btree_node_(uintptr_t ref)
+{
+	return (struct latch_btree_node *)(ref & ~LATCH_BTREE_LEAF);
+}
+
+/* The reference to @n, of the kind given by @leaf. */
+static inline uintptr_t latch_btree_ref_(const struct latch_btree_node *n, bool leaf)
+{
+	return (uintptr_t)n | (leaf ? LATCH_BTREE_LEAF : 0);
+}
+
+/* Number of keys of @n that are <= @x, in 0..16.  Readers: relaxed loads. */
+static inline unsigned latch_btree_count_le_(const struct latch_btree_node *n, uint64_t x)
+{
+	unsigned c = 0;
+
+	/* Relaxed: the latch's retry check discards what an attempt read. */
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++)
+		c += LATCH_LOAD_RELAXED(&n->key[i]) <= x;
+	return c;
+}
+
+/* Number of keys of @n that are < @x, in 0..16.  Readers: relaxed loads. */
+static inline unsigned latch_btree_count_lt_(const struct latch_btree_node *n, uint64_t x)
+{
+	unsigned c = 0;
+
+	/* Relaxed: as in latch_btree_count_le_(). */
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++)
+		c += LATCH_LOAD_RELAXED(&n->key[i]) < x;
+	return c;
+}
+
+/*
+ * The in-node counts with AVX2, chosen at run time on x86-64 CPUs that
+ * have it (never under ThreadSanitizer, which would rightly report the
+ * plain vector loads as races).  They load the 16 keys with four plain
+ * 256-bit loads, which may race with the writer's atomic stores to a copy
+ * it is changing: like the reads of a seqlock reader, whatever such a
+ * load returns is discarded by the retry check, and the value only
+ * selects a position that is in 0..16 whatever the keys are.  The
+ * relaxed-atomic counts above are the reference the tests compare with.
+ */
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LATCH_BTREE_NO_SIMD
+#endif
+#endif
+#ifndef LATCH_BTREE_NO_SIMD
+#define LATCH_BTREE_AVX2 1
+#include <immintrin.h>
+
+/* Bit i set when key[i] > @x (@gt) or key[i] < @x (!@gt), keys compared as unsigned. */
+__attribute__((target("avx2"))) static inline unsigned
+latch_btree_mask_avx2_(const struct latch_btree_node *n, uint64_t x, bool gt)
+{
+	const __m256i bias = _mm256_set1_epi64x((long long)(1ull << 63));
+	const __m256i xv = _mm256_xor_si256(_mm256_set1_epi64x((long long)x), bias);
+	unsigned mask = 0;
+
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i += 4) {
+		/* Plain load: see above. */
+		__m256i k = _mm256_xor_si256(_mm256_load_si256((const __m256i *)&n->key[i]), bias);
+		__m256i c = gt ? _mm256_cmpgt_epi64(k, xv) : _mm256_cmpgt_epi64(xv, k);
+
+		mask |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(c)) << i;
+	}
+	return mask;
+}
+
+/* As latch_btree_count_le_(), with AVX2. */
+__attribute__((target("avx2"))) static inline unsigned
+latch_btree_count_le_avx2_(const struct latch_btree_node *n, uint64_t x)
+{
+	return LATCH_BTREE_FANOUT -
+	       (unsigned)__builtin_popcount(latch_btree_mask_avx2_(n, x, true));
+}
+
+/* As latch_btree_count_lt_(), with AVX2. */
+__attribute__((target("avx2"))) static inline unsigned
+latch_btree_count_lt_avx2_(const struct latch_btree_node *n, uint64_t x)
+{
+	return (unsigned)__builtin_popcount(latch_btree_mask_avx2_(n, x, false));
+}
+#endif
+#endif
+
+/*
+ * Which in-node count readers use: 1 for the SIMD one, 0 for the scalar
+ * reference, -1 until the first latch_map_init() decides from the CPU.
+ * Tests set it to 0 before that to check the scalar path.
+ */
+extern int latch_btree_simd_;
+
+/*
+ * One exact-lookup attempt of latch_map_find() on copy @cp, without the
+ * latch: for the proof harnesses, which replay readers at chosen points.
+ * *@bad says the attempt was abandoned (a NULL child or too deep).
+ */
+bool latch_map_find_in_copy_(const struct latch_map *m, unsigned cp, uint64_t key, void **value,
+                             bool *bad);
+
+/*
+ * Make sure @p has at least @want free nodes, allocating chunks as needed.
+ * Returns 0 or -ENOMEM (chunks allocated before the failure stay in the
+ * pool).  Writer only.
+ */
+int latch_btree_pool_reserve(struct latch_btree_pool *p, size_t want);
+
+/* Take a free node; the caller reserved it.  Writer only. */
+struct latch_btree_node *latch_btree_pool_take(struct latch_btree_pool *p);
+
+/*
+ * Return @n to its pool.  A reader still inside @n (on a copy the writer
+ * is changing, so its retry check fails) may load the free-list link from
+ * slot[0]: another node of the same kind, or 0.  Writer only.
+ */
+void latch_btree_pool_give(struct latch_btree_pool *p, struct latch_btree_node *n);
+
+/* Release every chunk of @p; no reader may be left.  Writer only. */
+void latch_btree_pool_free(struct latch_btree_pool *p);
+
+#endif /* LATCH_SRC_BTREE_H */

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The latched map as a structure under test: key k maps to the value
+ * k + 1 (so a wrong entry shows up as a wrong key).  The map's nodes come
+ * from the structure's own bytes: init() points the map's allocator at
+ * them and reserves every node the key space can need, so a writer never
+ * allocates afterwards and the whole map lives wherever the harness put
+ * the structure (a MAP_SHARED arena for the single-step harness).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <latch/map.h>
+
+#include "btree.h"
+#include "check.h"
+#include "sut.h"
+
+struct sut_map {
+	struct latch_map map;
+	long keys;
+	size_t used, room;
+	_Alignas(64) unsigned char heap[];
+};
+
+/* Where the next allocation comes from; only init() allocates. */
+static struct sut_map *arena;
+
+static void *arena_alloc(size_t align, size_t size)
+{
+	size_t at = (arena->used + align - 1) / align * align;
+
+	if (at + size > arena->room)
+		return NULL;
+	arena->used = at + size;
+	return arena->heap + at;
+}
+
+static size_t map_bytes(long keys)
+{
+	/* Chunks of 64 nodes for both copies' leaves (>= 8 entries) and inner nodes, with room. */
+	size_t chunks = (size_t)keys / 128 + 8;
+
+	return chunks * (LATCH_BTREE_CHUNK + 1) * sizeof(struct latch_btree_node);
+}
+
+static size_t map_size(long keys)
+{
+	return sizeof(struct sut_map) + map_bytes(keys);
+}
+
+static void map_init(void *s, long keys)
+{
+	struct sut_map *t = s;
+	void *(*saved)(size_t, size_t) = latch_btree_alloc_;
+
+	memset(t, 0, sizeof(*t));
+	t->keys = keys;
+	t->room = map_bytes(keys);
+	arena = t;
+	latch_btree_alloc_ = arena_alloc;
+	CHECK(latch_map_init(&t->map) == 0 && latch_map_reserve(&t->map, (size_t)keys) == 0,
+	      "the map's nodes do not fit its arena");
+	latch_btree_alloc_ = saved;
+}
+
+static void map_insert(void *s, long key)
+{
+	struct sut_map *t = s;
+
+	CHECK(latch_map_insert(&t->map, (uint64_t)key, (void *)(uintptr_t)(key + 1)) == 0,
+	      "latch_map_insert(%ld) failed", key);
+}
+
+static void map_erase(void *s, long key)
+{
+	struct sut_map *t = s;
+
+	CHECK(latch_map_erase(&t->map, (uint64_t)key) == 0, "latch_map_erase(%ld) failed", key);
+}
+
+/* The key a found value stands for. */
+static long value_key(bool hit, void *v)
+{
+	return hit ? (long)(uintptr_t)v - 1 : SUT_ABSENT;
+}
+
+static long map_find(const void *s, long key)
+{
+	const struct sut_map *t = s;
+	void *v = NULL;
+	bool hit = latch_map_find(&t->map, (uint64_t)key, &v);
+
+	return value_key(hit, v);
+}
+
+static unsigned map_read_begin(const void *s)
+{
+	const struct sut_map *t = s;
+
+	return latch_seq_read_begin(&t->map.seq);
+}
+
+static long map_attempt(const void *s, unsigned start, long key)
+{
+	const struct sut_map *t = s;
+	void *v = NULL;
+	bool bad, hit = latch_map_find_in_copy_(&t->map, start & 1u, (uint64_t)key, &v, &bad);
+
+	return bad ? -2 : value_key(hit, v);
+}
+
+static bool map_read_retry(const void *s, unsigned start)
+{
+	const struct sut_map *t = s;
+
+	return latch_seq_read_retry(&t->map.seq, start);
+}
+
+/*
+ * A raw descent of copy @idx, counting its levels.  It answers the key it
+ * found, not the value's: in the copy being changed, a leaf being
+ * rewritten may pair a key with its neighbour's value between the two
+ * stores of an entry, and only the retry check makes key and value agree.
+ * What a raw descent must show is that it ends, within the cap, on keys
+ * that are in the copy.
+ */
+static long map_descend(const void *s, unsigned idx, long key, unsigned *steps)
+{
+	const struct sut_map *t = s;
+	uintptr_t ref = LATCH_LOAD_ACQUIRE(&t->map.copy[idx].root);
+
+	*steps = 0;
+	while (ref && !(ref & LATCH_BTREE_LEAF) && *steps < LATCH_BTREE_MAX_DEPTH) {
+		const struct latch_btree_node *n = latch_btree_node_(ref);
+		unsigned c = latch_btree_count_le_(n, (uint64_t)key);
+
+		ref = LATCH_LOAD_ACQUIRE(&n->slot[c - (c != 0)]);
+		++*steps;
+	}
+	if (!(ref & LATCH_BTREE_LEAF))
+		return SUT_ABSENT;
+	const struct latch_btree_node *leaf = latch_btree_node_(ref);
+	unsigned pos = latch_btree_count_lt_(leaf, (uint64_t)key);
+
+	pos -= pos == LATCH_BTREE_FANOUT;
+	if (LATCH_LOAD_RELAXED(&leaf->key[pos]) != (uint64_t)key)
+		return SUT_ABSENT;
+	return key;
+}
+
+const struct sut_ops sut_latch_map = SUT_LATCHED_OPS("latch-map", map);
