@@ -121,9 +121,13 @@ survives() {
 }
 
 mkdir -p "$OUT"
-TMPDIR=$OUT/tmp # GenMC leaves its __genmc.ll.* file in the temporary folder
-mkdir -p "$TMPDIR"
-export TMPDIR
+
+# GenMC compiles each harness to /tmp/__genmc.ll.XXXXXX (a fixed folder)
+# and leaves the file there.  The files of this user that appeared during
+# one run are that run's: remove them after it.
+genmc_leftovers() {
+	find /tmp -maxdepth 1 -name '__genmc.ll.*' -user "$(id -u)" 2>/dev/null | sort
+}
 
 # The link mutants' lower descent bound (see MUTANTS).
 BOUND_FILE=include/latch/rbtree.h
@@ -164,12 +168,14 @@ FAILED=0
 # genmc_run HARNESS TREE LOG: verify one harness against one source tree.
 # Sets EXECS, SECS, RESULT (verified, error, timeout or broken).
 genmc_run() {
-	local h=$1 tree=$2 log=$3 t0 rc
+	local h=$1 tree=$2 log=$3 t0 rc before
+	before=$(genmc_leftovers)
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2046
 	timeout "$TIMEOUT" "$GENMC" "${GENMC_FLAGS[@]}" -- "${CFLAGS[@]}" $(harness_cflags "$h") \
 		-I"$tree/include" -I"$tree" "$ROOT/tests/model/model-$h.c" >"$log" 2>&1
 	rc=$?
+	comm -13 <(echo "$before") <(genmc_leftovers) | xargs -r rm -f
 	SECS=$(awk "BEGIN { print $(date +%s.%N) - $t0 }")
 	EXECS=$(sed -n 's/^Number of complete executions explored: \([0-9]*\).*/\1/p' "$log" | tail -1)
 	EXECS=${EXECS:-0}
