@@ -134,6 +134,14 @@ fuzz:
 	nice -n 10 $(FUZZ_BUILD)/tests/fuzz/fuzz-tree -max_total_time=$(FUZZ_SECONDS) \
 		-print_final_stats=1 $(FUZZ_ARGS) $(FUZZ_BUILD)/fuzz-corpus tests/fuzz/corpus
 
+# Model checking of the memory ordering with GenMC (tests/model/README.md).
+#   make model-check  every GenMC harness on the real sources, then every mutant
+#                     (GenMC must be on PATH, or GENMC=/path/to/genmc; without
+#                     it the target says so and succeeds).  Not part of check.
+.PHONY: model-check
+model-check:
+	GENMC='$(GENMC)' bash tests/model/run.sh $(BUILD)
+
 # Documentation and packaging: man pages, ABI and consumer checks.
 #   make man              build the man pages (needs scdoc) into $(BUILD)/docs/man3
 #   make packaging-check  run only the ABI, man page, consumer, install and embedding tests

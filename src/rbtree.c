@@ -8,14 +8,20 @@
  *  1. Every child-link store is a release store (set_child()).  A reader
  *     that loads a link with acquire therefore sees everything the writer
  *     did before storing it: the node's own links and the caller's key.
- *     (Relaxed stores would do on x86, where they compile to the same
- *     instruction; on arm64 a relaxed store after a node's
- *     initialisation may become visible before that initialisation.)
+ *     On x86 a relaxed store compiles to the same instruction, but that
+ *     is a fact about the hardware only: in C11 a relaxed store gives the
+ *     reader no happens-before edge to the node's initialisation, so its
+ *     loads of the key are a data race on every CPU, and the compiler may
+ *     move the initialisation after the store (arm64 hardware may too).
+ *     GenMC finds that race (tests/model, mutants relaxed-publish and
+ *     relaxed-rotate).
  *  2. Every restructuring step first detaches, then re-attaches:
  *     a rotation makes x let go of y before y takes x, and only then
  *     publishes y in x's place.  At no instruction do the links form a
  *     cycle, so a reader of the writer's own program order always reaches
- *     a leaf.
+ *     a leaf; with rule 1, a concurrent reader only ever sees the links
+ *     at the same or a later instruction at each step, so it never goes
+ *     round a cycle either (latch/rbtree.h).
  *
  * Directions are indices (LATCH_RB_LEFT = 0, LATCH_RB_RIGHT = 1), so each
  * mirrored pair of cases is written once with `side` and `!side`.

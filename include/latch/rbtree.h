@@ -15,14 +15,20 @@
  *  - Rebalancing orders its stores so that, in program order, the links
  *    never form a cycle: a reader that interrupted the writer (a signal
  *    handler on its thread) follows a finite path.  A reader running at
- *    the same time as the writer, on any CPU (x86 included, not only
- *    weakly ordered ones), loads the links of a copy being changed at
- *    different moments of a rotation: it can take a link from before a
- *    rotation and the next from after it, and so walk a longer path than
- *    the tree ever had, or in a loop while rotations go on.  So every
- *    lockless descent is bounded by LATCH_RB_MAX_DEPTH, a safety net for
- *    readers of a copy the writer is changing, whose attempt the latch
- *    then discards.
+ *    the same time as the writer loads the links of a copy being changed
+ *    at different moments: it can take a link from before a rotation and
+ *    the next from after it, and so miss a node or walk a longer path
+ *    than the tree ever had.  It cannot go round a cycle: each link it
+ *    loads with acquire was stored with release, so every later load sees
+ *    at least the writer's stores up to that one, and the walk only ever
+ *    moves forward through the writer's program order, at no point of
+ *    which the links form a cycle; coming back to a node needs a further
+ *    store of the writer (tests/model checks these orderings under the
+ *    C11 model with GenMC).  Every lockless descent is still bounded by
+ *    LATCH_RB_MAX_DEPTH, a safety net: for a reader that a writer which
+ *    keeps changing its copy would otherwise keep walking (the latch
+ *    discards that attempt anyway), and for links broken by misuse
+ *    (unserialized writers, links changed outside the library).
  *  - Readers only follow child links (latch_rb_root_node(),
  *    latch_rb_child()); parent pointers and colours are the writer's.
  *

@@ -270,8 +270,10 @@ static inline int latch_tree_order_rightmost_(const void *probe, const struct la
 /*
  * One bounded descent of copy @idx: the element sought, or NULL when there
  * is none or when the descent did not end within LATCH_RB_MAX_DEPTH steps
- * (a reader can observe a transient cycle only in a copy the writer is
- * changing, and the latch retry check then discards the attempt).
+ * (a safety net: with release link stores and acquire loads a reader never
+ * goes round a cycle, but on a copy the writer is changing it can walk a
+ * longer path than the tree has, and the latch retry check then discards
+ * the attempt; see latch/rbtree.h).
  */
 static inline struct latch_tree_node *
 latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
