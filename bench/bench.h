@@ -46,6 +46,12 @@ struct bench_peer {
 	void (*erase)(void *peer, size_t slot);
 	/* Reader: look up keys[0..n-1]. */
 	void (*find_many)(void *peer, const long *keys, size_t n, struct bench_tally *t);
+	/* Optional (ordered peers): the greatest key <= keys[i], for every i; a hit finds one. */
+	void (*floor_many)(void *peer, const long *keys, size_t n, struct bench_tally *t);
+	/* Optional: one atomic batch inserting (or erasing) slots[0..n-1], n <= BENCH_MAX_BATCH. */
+	void (*commit)(void *peer, const size_t *slots, size_t n, bool insert);
+	/* Optional: fill slots 0..n-1 from keys[0..n-1], increasing, in one bulk operation. */
+	void (*load_sorted)(void *peer, const long *keys, size_t n);
 	/* Optional: find_many() that also counts retries (concurrent workloads). */
 	void (*find_counted)(void *peer, const long *keys, size_t n, struct bench_tally *t);
 	/* Optional: called by each reader thread before and after its lookups. */
@@ -102,6 +108,9 @@ static inline unsigned long bench_hash(long key)
 	return (unsigned long)x;
 }
 
+/* The largest batch workload 5 commits. */
+#define BENCH_MAX_BATCH 64
+
 /* Range peers hold [key, key + BENCH_RANGE_LEN); their keys are BENCH_RANGE_STRIDE apart. */
 #define BENCH_RANGE_LEN    48
 #define BENCH_RANGE_STRIDE 64
@@ -116,11 +125,6 @@ extern const size_t bench_range_peer_count;
 extern const char *const bench_missing[];
 
 extern const struct bench_peer bench_peer_latch;
-
-#ifdef LATCH_BENCH_HAVE_COMMIT
-/* One latch_tree_commit() inserting (or erasing) the latch peer's @slots (n <= 64). */
-void bench_latch_commit(void *peer, const size_t *slots, size_t n, bool insert);
-#endif
 
 #ifdef LATCH_BENCH_HAVE_DLFO
 /* Loaded objects as [start, end) (at most @max), all of them known to _dl_find_object(). */

@@ -43,7 +43,7 @@ struct options {
 	int readers;         /* reader threads of workloads 2 and 5 (0: cores - 1) */
 	double lookup_s;     /* time per lookup / write measurement */
 	double concurrent_s; /* duration of one concurrent measurement */
-	bool quick, selfcheck, workload[8];
+	bool quick, selfcheck, workload[10];
 	const char *csv;
 };
 
@@ -278,8 +278,14 @@ static size_t *make_slots(size_t n, size_t count)
 
 /*
  * Bytes the heap holds now (small and mmap'ed chunks); 0 without
- * mallinfo2(), where workload 6, the only user of the figure, is off.
+ * mallinfo2(), where workload 6 is off and workload 9 reports no bytes.
  */
+#ifdef LATCH_BENCH_HAVE_MALLINFO2
+static const bool heap_measured = true;
+#else
+static const bool heap_measured = false;
+#endif
+
 static double heap_bytes(void)
 {
 #ifdef LATCH_BENCH_HAVE_MALLINFO2
@@ -663,35 +669,33 @@ static void dlfo_workload(void)
 
 /* ---- workload 5: batches ---------------------------------------------------- */
 
-#ifdef LATCH_BENCH_HAVE_COMMIT
-
 struct batch_writer {
+	const struct bench_peer *peer;
 	void *inst;
 	const size_t *order; /* a permutation of the slots */
 	size_t n, batch, next;
 	bool inserting;
 };
 
-/* One latch_tree_commit() of w->batch erases, or of the same batch re-inserted. */
+/* One commit of w->batch erases, or of the same batch re-inserted. */
 static size_t batch_step(void *ctx)
 {
 	struct batch_writer *w = ctx;
 
-	bench_latch_commit(w->inst, w->order + w->next, w->batch, w->inserting);
+	w->peer->commit(w->inst, w->order + w->next, w->batch, w->inserting);
 	if (w->inserting)
 		w->next = (w->next + w->batch) % (w->n - w->batch);
 	w->inserting = !w->inserting;
 	return w->batch;
 }
 
+/* Batches of 1, 8 and 64 changes by every peer with commit(), a reader beside the writer. */
 static void batch_workload(size_t n)
 {
-	static const size_t batches[] = { 1, 8, 64 };
+	static const size_t batches[] = { 1, 8, BENCH_MAX_BATCH };
 	long *keys = make_keys(n, 1, 2);
 	long *lookups = make_lookups(keys, n, lookup_count(), false, 0);
 	size_t *order = xmalloc(n * sizeof(*order));
-	double bytes;
-	void *inst = build(&bench_peer_latch, keys, n, &bytes);
 
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
@@ -701,34 +705,144 @@ static void batch_workload(size_t n)
 		order[i - 1] = order[j];
 		order[j] = t;
 	}
-	for (int r = 0; r < opt.runs; r++)
-		for (size_t b = 0; b < 3; b++) {
-			char name[32];
-			struct concurrent c = { .peer = &bench_peer_latch,
-				                .inst = inst,
-				                .lookups = lookups,
-				                .count = lookup_count() };
-			struct batch_writer w = { inst, order, n, batches[b], 0, false };
-			struct concurrent_result res;
+	for (size_t p = 0; p < bench_peer_count; p++) {
+		const struct bench_peer *peer = bench_peers[p];
+		double bytes;
+		void *inst;
 
-			snprintf(name, sizeof(name), "batch %zu", batches[b]);
-			progress("[5 batches] n=%zu %s run %d/%d", n, name, r + 1, opt.runs);
-			res = run_concurrent(&c, -1, batch_step, &w);
-			if (w.inserting) /* put the last erased batch back */
-				batch_step(&w);
-			report_add(5, (long)n, name, "latch", "ns/element",
-			           1e9 / res.changes_per_s);
-			report_add(5, (long)n, name, "latch", "retries/lookup",
-			           res.retries_per_lookup);
-		}
-	check_all_found(&bench_peer_latch, inst, keys, n);
-	bench_peer_latch.destroy(inst);
+		if (!peer->commit)
+			continue;
+		inst = build(peer, keys, n, &bytes);
+		for (int r = 0; r < opt.runs; r++)
+			for (size_t b = 0; b < 3; b++) {
+				char name[32];
+				struct concurrent c = { .peer = peer,
+					                .inst = inst,
+					                .lookups = lookups,
+					                .count = lookup_count() };
+				struct batch_writer w = {
+					peer, inst, order, n, batches[b], 0, false
+				};
+				struct concurrent_result res;
+
+				snprintf(name, sizeof(name), "batch %zu", batches[b]);
+				progress("[5 batches] n=%zu %s %s run %d/%d", n, peer->name, name,
+				         r + 1, opt.runs);
+				res = run_concurrent(&c, -1, batch_step, &w);
+				if (w.inserting) /* put the last erased batch back */
+					batch_step(&w);
+				report_add(5, (long)n, name, peer->name, "ns/element",
+				           1e9 / res.changes_per_s);
+				if (peer->find_counted)
+					report_add(5, (long)n, name, peer->name, "retries/lookup",
+					           res.retries_per_lookup);
+			}
+		check_all_found(peer, inst, keys, n);
+		peer->destroy(inst);
+	}
 	free(order);
 	free(lookups);
 	free(keys);
 	progress_done();
 }
-#endif
+
+/* ---- workload 8: ordered lookups -------------------------------------------- */
+
+/* The greatest key <= k for k between the keys, by every peer with floor_many(). */
+static void floor_workload(const size_t *sizes, size_t nsizes)
+{
+	const struct bench_peer *peers[32];
+	void *inst[32];
+	size_t np = 0;
+
+	for (size_t p = 0; p < bench_peer_count && np < 32; p++)
+		if (bench_peers[p]->floor_many)
+			peers[np++] = bench_peers[p];
+	for (size_t si = 0; si < nsizes; si++) {
+		size_t n = sizes[si], count = lookup_count();
+		long *keys = make_keys(n, 1, 2);
+		long *lookups =
+		    make_lookups(keys, n, count, false, 2); /* odd keys and the even ones after */
+
+		build_all(peers, np, keys, n, inst, false);
+		for (int r = 0; r < opt.runs; r++)
+			for (size_t p = 0; p < np; p++) {
+				struct bench_peer floor_peer = *peers[p];
+
+				floor_peer.find_many = peers[p]->floor_many;
+				progress("[8 floor] n=%zu %s run %d/%d", n, peers[p]->name, r + 1,
+				         opt.runs);
+				report_add(
+				    8, (long)n, "floor", peers[p]->name, "ns/lookup",
+				    measure_lookups(&floor_peer, inst[p], lookups, count, true));
+			}
+		check_destroy_all(peers, np, inst, keys, n);
+		free(lookups);
+		free(keys);
+	}
+	progress_done();
+}
+
+/* ---- workload 9: bulk loads -------------------------------------------------- */
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * For every peer with load_sorted(): n inserts in random order against one
+ * load_sorted() of the same keys (ns per element, thread CPU time, each on
+ * a new instance), and the heap bytes per element each way.
+ */
+static void bulk_workload(const size_t *sizes, size_t nsizes)
+{
+	for (size_t si = 0; si < nsizes; si++) {
+		size_t n = sizes[si];
+		long *keys = make_keys(n, 1, 2), *sorted = xmalloc(n * sizeof(*sorted));
+
+		memcpy(sorted, keys, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_long);
+		for (size_t p = 0; p < bench_peer_count; p++) {
+			const struct bench_peer *peer = bench_peers[p];
+
+			for (int r = 0; peer->load_sorted && r < opt.runs; r++) {
+				static const char *const ways[] = { "inserts", "load_sorted" };
+
+				for (int way = 0; way < 2; way++) {
+					double heap0 = heap_bytes(), t0, t1;
+					void *inst = peer->create(n);
+
+					if (!inst)
+						die("%s: cannot create an instance of %zu elements",
+						    peer->name, n);
+					progress("[9 bulk] n=%zu %s %s run %d/%d", n, peer->name,
+					         ways[way], r + 1, opt.runs);
+					t0 = cpu_s();
+					if (way)
+						peer->load_sorted(inst, sorted, n);
+					else
+						for (size_t i = 0; i < n; i++)
+							peer->insert(inst, i, keys[i]);
+					t1 = cpu_s();
+					report_add(9, (long)n, ways[way], peer->name, "ns/element",
+					           (t1 - t0) * 1e9 / (double)n);
+					if (heap_measured)
+						report_add(9, (long)n, ways[way], peer->name,
+						           "bytes/elem",
+						           (heap_bytes() - heap0) / (double)n);
+					check_all_found(peer, inst, keys, n);
+					peer->destroy(inst);
+				}
+			}
+		}
+		free(sorted);
+		free(keys);
+	}
+	progress_done();
+}
 
 /* ---- workload 7: latched value stores -------------------------------------- */
 
@@ -822,7 +936,7 @@ static void parse_args(int argc, char **argv)
 {
 	bool runs_set = false;
 
-	for (int i = 1; i < 8; i++)
+	for (int i = 1; i < 10; i++)
 		opt.workload[i] = true;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick")) {
@@ -845,7 +959,7 @@ static void parse_args(int argc, char **argv)
 
 			memset(opt.workload, 0, sizeof(opt.workload));
 			for (; *s; s++)
-				if (*s >= '1' && *s <= '7')
+				if (*s >= '1' && *s <= '9')
 					opt.workload[*s - '0'] = true;
 				else if (*s != ',')
 					usage();
@@ -885,10 +999,12 @@ int main(int argc, char **argv)
 	if (opt.workload[4])
 		dlfo_workload();
 #endif
-#ifdef LATCH_BENCH_HAVE_COMMIT
 	if (opt.workload[5])
 		batch_workload(opt.selfcheck ? 1000 : 10000);
-#endif
+	if (opt.workload[8])
+		floor_workload(sizes, opt.selfcheck ? 2 : 3);
+	if (opt.workload[9])
+		bulk_workload(sizes + 1, opt.selfcheck ? 1 : 2);
 	if (opt.workload[7])
 		value_workload();
 	report_print(stdout);

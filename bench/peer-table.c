@@ -9,16 +9,16 @@ extern const struct bench_peer bench_peer_plain, bench_peer_seqlock, bench_peer_
 
 /* plain first: it is the baseline of the lookup and write ratios. */
 const struct bench_peer *const bench_peers[] = {
-	&bench_peer_plain,        &bench_peer_latch, &bench_peer_latch_2flip, &bench_peer_seqlock,
-	&bench_peer_rwlock,       &bench_peer_mutex, &bench_peer_tsearch,
+	&bench_peer_plain,        &bench_peer_latch,     &bench_peer_latch_2flip,
+	&bench_peer_seqlock,      &bench_peer_rwlock,    &bench_peer_mutex,
+	&bench_peer_tsearch,
 #ifdef LATCH_BENCH_HAVE_URCU
 	&bench_peer_urcu_lfht,
 #endif
 #ifdef LATCH_BENCH_HAVE_CK
 	&bench_peer_ck_hs,
 #endif
-	&bench_peer_sorted_latch,
-	&bench_peer_latch_map,
+	&bench_peer_sorted_latch, &bench_peer_latch_map,
 };
 const size_t bench_peer_count = sizeof(bench_peers) / sizeof(bench_peers[0]);
 
@@ -45,9 +45,6 @@ const char *const bench_missing[] = {
 #endif
 #ifndef LATCH_BENCH_HAVE_MALLINFO2
 	"workload 6 skipped: the C library has no mallinfo2() (glibc < 2.33)",
-#endif
-#ifndef LATCH_BENCH_HAVE_COMMIT
-	"workload 5 skipped: this liblatch has no latch_tree_commit()",
 #endif
 	NULL,
 };

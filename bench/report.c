@@ -107,9 +107,11 @@ static const char *const workload_titles[] = {
 	"2. Read-mostly concurrency: one writer (insert+erase pairs), readers on other cores",
 	"3. Write cost, one thread (ns per insert+erase pair)",
 	"4. Address ranges (ns per operation)",
-	"5. Batches: latch_tree_commit() with a reader on the other core",
+	"5. Batches: one commit of 1, 8 or 64 changes, a reader on the other core",
 	"6. Memory (heap bytes per element, element included)",
 	"7. Latched value: latch_value_store() (one flip) against a two-flip store (ns per store)",
+	"8. Ordered lookups: the greatest key <= k, k between the keys (ns per lookup)",
+	"9. Bulk load: n inserts in random order against one load of the sorted keys",
 };
 
 /* Adds @name to @list (of *n, at most @max) unless present. */
@@ -167,7 +169,7 @@ static void print_table(FILE *out, int workload, const char *metric)
 
 void report_print(FILE *out)
 {
-	for (int w = 1; w <= 7; w++) {
+	for (int w = 1; w < (int)(sizeof(workload_titles) / sizeof(workload_titles[0])); w++) {
 		const char *metrics[8];
 		size_t nm = 0;
 
@@ -186,7 +188,8 @@ void report_print(FILE *out)
  * A target: ratio a/b of @metric between (what_a, peer_a) and
  * (what_b, peer_b), at every size where both were measured, taken run by
  * run; op is '>' (ratio must be >= bound), '<' (<= bound) or 0 (report).
- * what_a and what_b NULL: the same ratio for every case measured.
+ * what_a and what_b NULL: the same ratio for every case measured; peer_b
+ * NULL: the figure of (what_a, peer_a) itself, against an absolute bound.
  */
 struct target {
 	int workload;
@@ -232,6 +235,32 @@ static const struct target targets[] = {
 	  "write cost two flips/one flip (ns per pair)" },
 	{ 7, "ns/store", "store", "two flips", "store", "one flip", 0, 0, 0,
 	  "latch_value_store cost two flips/one flip (ns)" },
+	{ 1, "ns/lookup", "uniform hit", "latch", "uniform hit", "latch-map", '>', 2, 10000,
+	  "lookup speed latch-map/latch (latch ns / map ns)" },
+	{ 1, "ns/lookup", "uniform hit", "latch", "uniform hit", "latch-map", '>', 3, 1000000,
+	  "lookup speed latch-map/latch (latch ns / map ns)" },
+	{ 1, "ns/lookup", "uniform hit", "sorted-latch", "uniform hit", "latch-map", '>', 1.0,
+	  10000, "lookup speed latch-map/sorted-latch" },
+	{ 1, "ns/lookup", "uniform hit", "ck-hs", "uniform hit", "latch-map", '>', 0.9, 1000000,
+	  "lookup speed latch-map/ck-hs (hash ns / map ns)" },
+	{ 1, "ns/lookup", "uniform hit", "urcu-lfht", "uniform hit", "latch-map", '>', 0.9, 1000000,
+	  "lookup speed latch-map/urcu-lfht (hash ns / map ns)" },
+	{ 8, "ns/lookup", "floor", "latch", "floor", "latch-map", '>', 3, 1000000,
+	  "floor speed latch-map/latch (latch ns / map ns)" },
+	{ 3, "ns/pair", "insert+erase", "latch-map", "insert+erase", "latch", '<', 2.0, 10000,
+	  "write cost latch-map/latch (ns per pair)" },
+	{ 3, "ns/pair", "insert+erase", "latch-map", "insert+erase", "latch", '<', 1.5, 1000000,
+	  "write cost latch-map/latch (ns per pair)" },
+	{ 2, "lookups/s", "writer max", "latch-map", "writer max", "latch", '>', 2, 0,
+	  "reader lookups/s latch-map/latch, unthrottled writer" },
+	{ 5, "ns/element", NULL, "latch-map", NULL, "latch", 0, 0, 0,
+	  "batch cost latch-map/latch (ns per element)" },
+	{ 9, "ns/element", "inserts", "latch-map", "load_sorted", "latch-map", '>', 10, 1000000,
+	  "bulk load speed latch-map: inserts ns / load_sorted ns" },
+	{ 6, "bytes/elem", "heap", "latch-map", NULL, NULL, '<', 50, 1000000,
+	  "memory latch-map after random inserts (bytes/elem)" },
+	{ 9, "bytes/elem", "load_sorted", "latch-map", NULL, NULL, '<', 36, 1000000,
+	  "memory latch-map after load_sorted (bytes/elem)" },
 };
 
 /* Prints @t's line for cell (@size, @what), if both sides were measured. */
@@ -240,15 +269,17 @@ static void print_target(FILE *out, const struct target *t, long size, const cha
 	const struct figure *a =
 	    figure_find(t->workload, size, t->what_a ? t->what_a : what, t->peer_a, t->metric);
 	const struct figure *b =
-	    figure_find(t->workload, size, t->what_b ? t->what_b : what, t->peer_b, t->metric);
+	    t->peer_b
+	        ? figure_find(t->workload, size, t->what_b ? t->what_b : what, t->peer_b, t->metric)
+	        : NULL;
 	double r[REPORT_MAX_RUNS], med, min, max;
 	int n;
 
-	if (!a || !b)
+	if (!a || (t->peer_b && !b))
 		return;
-	n = a->n < b->n ? a->n : b->n;
+	n = b && b->n < a->n ? b->n : a->n;
 	for (int i = 0; i < n; i++)
-		r[i] = a->v[i] / b->v[i];
+		r[i] = b ? a->v[i] / b->v[i] : a->v[i];
 	summarize(r, n, &med, &min, &max);
 	fprintf(out, "  %-54s %-13s %8ld %8.3f [%.3f, %.3f]  ", t->meaning, what, size, med, min,
 	        max);

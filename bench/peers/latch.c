@@ -55,7 +55,24 @@ static inline struct latch_tree_node *latch_count_find(const struct latch_tree_r
 	return c.found;
 }
 
+/* One latch_tree_commit() inserting (or erasing) @slots. */
+static void latch_commit(void *peer, const size_t *slots, size_t n, bool insert)
+{
+	struct tree_peer *p = (struct tree_peer *)peer;
+	struct latch_tree_change changes[BENCH_MAX_BATCH];
+
+	if (n > BENCH_MAX_BATCH)
+		abort(); /* a driver error */
+	for (size_t i = 0; i < n; i++) {
+		changes[i].op = insert ? LATCH_TREE_INSERT : LATCH_TREE_ERASE;
+		changes[i].node = &p->pool[slots[i]].node;
+	}
+	latch_tree_commit(&p->root, changes, n, &test_elem_ops);
+}
+
 BENCH_FIND_MANY(latch_find_many, struct tree_peer, latch_tree_find(&p->root, &key, &test_elem_ops))
+BENCH_FIND_MANY(latch_floor_many, struct tree_peer,
+                latch_tree_find_floor(&p->root, &key, &test_elem_ops))
 BENCH_FIND_MANY(latch_find_counted, struct tree_peer, latch_count_find(&p->root, key, &t->retries))
 
 const struct bench_peer bench_peer_latch = {
@@ -66,6 +83,8 @@ const struct bench_peer bench_peer_latch = {
 	.insert = latch_insert,
 	.erase = latch_erase,
 	.find_many = latch_find_many,
+	.floor_many = latch_floor_many,
+	.commit = latch_commit,
 	.find_counted = latch_find_counted,
 };
 
@@ -109,19 +128,3 @@ const struct bench_peer bench_peer_latch_2flip = {
 	.find_many = latch_find_many,
 	.find_counted = latch_find_counted,
 };
-
-#ifdef LATCH_BENCH_HAVE_COMMIT
-void bench_latch_commit(void *peer, const size_t *slots, size_t n, bool insert)
-{
-	struct tree_peer *p = (struct tree_peer *)peer;
-	struct latch_tree_change changes[64];
-
-	if (n > 64)
-		abort(); /* the driver's batches are at most 64 */
-	for (size_t i = 0; i < n; i++) {
-		changes[i].op = insert ? LATCH_TREE_INSERT : LATCH_TREE_ERASE;
-		changes[i].node = &p->pool[slots[i]].node;
-	}
-	latch_tree_commit(&p->root, changes, n, &test_elem_ops);
-}
-#endif
