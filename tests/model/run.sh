@@ -11,7 +11,8 @@
 # be caught by every harness it applies to, except the pairs listed in
 # SURVIVES below, which must verify: they are orderings a structure does
 # not rely on, each with its reason.  Ends with one summary line; exits
-# non-zero when any expectation fails.
+# non-zero when any expectation fails.  The map harness, and every mutant
+# copy, have the map's node capacity lowered (CAPACITY_REWRITE below).
 #
 # Without GenMC (not on PATH and no GENMC=/path/to/genmc) it prints one
 # line saying so and exits 0.
