@@ -283,17 +283,7 @@ static void separator_test(int how)
 	       how ? "random inserts" : "bulk load");
 }
 
-/* ---- allocation failure ---- */
-
-static long alloc_calls, alloc_fail_at = -1;
-static void *(*real_alloc)(size_t, size_t);
-
-static void *counting_alloc(size_t align, size_t size)
-{
-	if (alloc_calls++ == alloc_fail_at)
-		return NULL;
-	return real_alloc(align, size);
-}
+/* ---- allocation failure (counting_alloc: map-check.h) ---- */
 
 struct op {
 	int (*run)(struct latch_range_map *m, const struct op *op);

@@ -297,4 +297,20 @@ static inline double map_bytes_per_entry(const struct latch_map *m)
 	return m->copy[0].size ? (double)bytes / (double)m->copy[0].size : 0.0;
 }
 
+/*
+ * Allocation failure injection for the tree core's allocator hook: set
+ * latch_btree_alloc_ to counting_alloc (keeping the real one in
+ * real_alloc); the allocation numbered alloc_fail_at (from 0, counted in
+ * alloc_calls) then fails.
+ */
+static __attribute__((unused)) long alloc_calls, alloc_fail_at = -1;
+static __attribute__((unused)) void *(*real_alloc)(size_t, size_t);
+
+static inline void *counting_alloc(size_t align, size_t size)
+{
+	if (alloc_calls++ == alloc_fail_at)
+		return NULL;
+	return real_alloc(align, size);
+}
+
 #endif /* LATCH_TESTS_MAP_CHECK_H */
