@@ -817,6 +817,20 @@ static const node_t *edge_leaf(uintptr_t ref, unsigned at, unsigned depth)
 }
 
 /*
+ * Start loading the lines of @n's slots (and ends, with @ends) while its
+ * keys are counted: the entry the count picks is then read without a
+ * second round of cache misses.  A prefetch is no access: it cannot fault
+ * nor race, whatever the node holds.
+ */
+static inline __attribute__((always_inline)) void prefetch_slots(const node_t *n, bool ends)
+{
+	const char *p = (const char *)n->slot;
+
+	for (size_t at = 0; at < (ends ? 2 : 1) * sizeof(n->slot); at += 64)
+		__builtin_prefetch(p + at);
+}
+
+/*
  * One lookup attempt on copy @cp.  Memory safety holds for any copy,
  * however stale: a reference with bit 0 clear always points to inner-node
  * memory, whose slots only ever hold references (or 0); a reference with
@@ -850,6 +864,7 @@ attempt_with(const struct latch_map *t, unsigned cp, uint64_t x, enum latch_btre
 			*bad = true;
 			return false;
 		}
+		prefetch_slots(n, false);
 		unsigned c = count_le(n, x);
 		unsigned i = c - (c != 0);
 
@@ -860,6 +875,7 @@ attempt_with(const struct latch_map *t, unsigned cp, uint64_t x, enum latch_btre
 		ref = LATCH_LOAD_ACQUIRE(&n->slot[i]);
 	}
 	leaf = latch_btree_node_(ref);
+	prefetch_slots(leaf, t->spans);
 	switch (mode) {
 	case LATCH_BTREE_EXACT:
 		pos = count_lt(leaf, x);
