@@ -603,6 +603,33 @@ static void concurrency_workload(const size_t *sizes, size_t nsizes)
 
 /* ---- workload 4: address ranges -------------------------------------------- */
 
+/*
+ * Build an instance of @peer from keys[0..n-1] (by load_sorted() when
+ * @bulk: then the keys increase; else by n inserts), report the build's
+ * CPU time and heap bytes per range, and destroy it.
+ */
+static void range_build(const struct bench_peer *peer, const long *keys, size_t n, bool bulk)
+{
+	double before = heap_bytes(), t0, t;
+	void *inst = peer->create(n);
+
+	if (!inst)
+		die("%s: cannot create an instance of %zu ranges", peer->name, n);
+	t0 = cpu_s();
+	if (bulk) {
+		peer->load_sorted(inst, keys, n);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			peer->insert(inst, i, keys[i]);
+	}
+	t = cpu_s() - t0;
+	report_add(4, (long)n, bulk ? "build by load_sorted" : "build by inserts", peer->name,
+	           "ns/range", t * 1e9 / (double)n);
+	report_add(4, (long)n, bulk ? "heap after load_sorted" : "heap after inserts", peer->name,
+	           "bytes/range", (heap_bytes() - before) / (double)n);
+	peer->destroy(inst);
+}
+
 static void range_workload(const size_t *sizes, size_t nsizes)
 {
 	const size_t np = bench_range_peer_count;
@@ -613,7 +640,19 @@ static void range_workload(const size_t *sizes, size_t nsizes)
 		long *keys = make_keys(n, 1L << 20, BENCH_RANGE_STRIDE);
 		long *lookups = make_lookups(keys, n, count, false, BENCH_RANGE_LEN);
 		size_t *slots = make_slots(n, 1u << 16);
+		long *sorted = xmalloc(n * sizeof(*sorted)); /* the same keys, increasing */
 
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = (1L << 20) + (long)i * BENCH_RANGE_STRIDE;
+		for (int r = 0; r < opt.runs; r++)
+			for (size_t p = 0; p < np; p++) {
+				progress("[4 ranges] n=%zu %s builds, run %d/%d", n,
+				         bench_range_peers[p]->name, r + 1, opt.runs);
+				range_build(bench_range_peers[p], keys, n, false);
+				if (bench_range_peers[p]->load_sorted)
+					range_build(bench_range_peers[p], sorted, n, true);
+			}
+		free(sorted);
 		build_all(bench_range_peers, np, keys, n, inst, false);
 		for (int r = 0; r < opt.runs; r++)
 			for (size_t p = 0; p < np; p++) {

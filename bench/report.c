@@ -198,69 +198,78 @@ struct target {
 	double bound;
 	long min_size; /* the verdict applies from this n up; below, the ratio is reported */
 	const char *meaning;
+	/*
+	 * Unless 0: above this n the line is left to the next target, of the
+	 * same meaning, which in turn leaves the sizes up to it to this one.
+	 */
+	long max_size;
 };
 
 static const struct target targets[] = {
 	{ 1, "ns/lookup", NULL, "plain", NULL, "latch", '>', 0.95, 10000,
-	  "lookup speed latch/plain (plain ns / latch ns)" },
+	  "lookup speed latch/plain (plain ns / latch ns)", 0 },
 	{ 2, "lookups/s", "writer max", "latch", "writer max", "rwlock", '>', 3, 0,
-	  "reader lookups/s latch/rwlock, unthrottled writer" },
+	  "reader lookups/s latch/rwlock, unthrottled writer", 0 },
 	{ 2, "lookups/s", "writer max", "latch", "writer max", "tsearch", '>', 3, 0,
-	  "reader lookups/s latch/tsearch, unthrottled writer" },
+	  "reader lookups/s latch/tsearch, unthrottled writer", 0 },
 	{ 2, "lookups/s", "writer max", "latch", "writer max", "seqlock", '>', 1.0, 0,
-	  "reader lookups/s latch/seqlock, unthrottled writer" },
+	  "reader lookups/s latch/seqlock, unthrottled writer", 0 },
 	{ 2, "lookups/s", "writer 1e3/s", "latch", "writer 0/s", "latch", '>', 0.95, 0,
-	  "reader lookups/s latch, writer 1e3/s vs read-only" },
+	  "reader lookups/s latch, writer 1e3/s vs read-only", 0 },
 	{ 3, "ns/pair", "insert+erase", "latch", "insert+erase", "plain", '<', 2.2, 0,
-	  "write cost latch/plain (ns per pair)" },
-	{ 4, "ns/op", "find", "latch", "find", "sorted-latch", '<', 1.25, 0,
-	  "range find cost latch/sorted-latch (ns)" },
+	  "write cost latch/plain (ns per pair)", 0 },
+	{ 4, "ns/op", "find", "latch", "find", "sorted-latch", '<', 0.8, 1000,
+	  "range find cost latch/sorted-latch (ns)", 1000 },
+	{ 4, "ns/op", "find", "latch", "find", "sorted-latch", '<', 1.0, 100000,
+	  "range find cost latch/sorted-latch (ns)", 0 },
+	{ 4, "ns/range", "build by inserts", "latch", "build by load_sorted", "latch", '>', 10,
+	  100000, "range build speed load_sorted/inserts (ns ratio)", 0 },
 	{ 4, "ns/op", "insert+erase", "sorted-latch", "insert+erase", "latch", '>', 100, 100000,
-	  "range update speed latch/sorted-latch (ns ratio)" },
+	  "range update speed latch/sorted-latch (ns ratio)", 0 },
 	{ 4, "ns/op", "loaded objects", "latch", "loaded objects", "_dl_find_object", 0, 0, 0,
-	  "latch_range_find cost vs glibc _dl_find_object (ns)" },
+	  "latch_range_find cost vs glibc _dl_find_object (ns)", 0 },
 	{ 1, "ns/lookup", "uniform hit", "urcu-lfht", "uniform hit", "latch", 0, 0, 0,
-	  "lookup speed latch/urcu-lfht (hash, no order)" },
+	  "lookup speed latch/urcu-lfht (hash, no order)", 0 },
 	{ 1, "ns/lookup", "uniform hit", "ck-hs", "uniform hit", "latch", 0, 0, 0,
-	  "lookup speed latch/ck-hs (hash, no order)" },
+	  "lookup speed latch/ck-hs (hash, no order)", 0 },
 	{ 2, "lookups/s", "writer max", "latch", "writer max", "urcu-lfht", 0, 0, 0,
-	  "reader lookups/s latch/urcu-lfht, unthrottled writer" },
+	  "reader lookups/s latch/urcu-lfht, unthrottled writer", 0 },
 	{ 2, "lookups/s", "writer max", "latch", "writer max", "ck-hs", 0, 0, 0,
-	  "reader lookups/s latch/ck-hs, unthrottled writer" },
+	  "reader lookups/s latch/ck-hs, unthrottled writer", 0 },
 	{ 2, "retries/lookup", "writer max", "latch-2flip", "writer max", "latch", 0, 0, 0,
-	  "reader retries two flips/one flip, unthrottled writer" },
+	  "reader retries two flips/one flip, unthrottled writer", 0 },
 	{ 2, "lookups/s", "writer max", "latch", "writer max", "latch-2flip", 0, 0, 0,
-	  "reader lookups/s one flip/two flips, unthrottled writer" },
+	  "reader lookups/s one flip/two flips, unthrottled writer", 0 },
 	{ 3, "ns/pair", "insert+erase", "latch-2flip", "insert+erase", "latch", 0, 0, 0,
-	  "write cost two flips/one flip (ns per pair)" },
+	  "write cost two flips/one flip (ns per pair)", 0 },
 	{ 7, "ns/store", "store", "two flips", "store", "one flip", 0, 0, 0,
-	  "latch_value_store cost two flips/one flip (ns)" },
+	  "latch_value_store cost two flips/one flip (ns)", 0 },
 	{ 1, "ns/lookup", "uniform hit", "latch", "uniform hit", "latch-map", '>', 2, 10000,
-	  "lookup speed latch-map/latch (latch ns / map ns)" },
+	  "lookup speed latch-map/latch (latch ns / map ns)", 0 },
 	{ 1, "ns/lookup", "uniform hit", "latch", "uniform hit", "latch-map", '>', 3, 1000000,
-	  "lookup speed latch-map/latch (latch ns / map ns)" },
+	  "lookup speed latch-map/latch (latch ns / map ns)", 0 },
 	{ 1, "ns/lookup", "uniform hit", "sorted-latch", "uniform hit", "latch-map", '>', 1.0,
-	  10000, "lookup speed latch-map/sorted-latch" },
+	  10000, "lookup speed latch-map/sorted-latch", 0 },
 	{ 1, "ns/lookup", "uniform hit", "ck-hs", "uniform hit", "latch-map", '>', 0.9, 1000000,
-	  "lookup speed latch-map/ck-hs (hash ns / map ns)" },
+	  "lookup speed latch-map/ck-hs (hash ns / map ns)", 0 },
 	{ 1, "ns/lookup", "uniform hit", "urcu-lfht", "uniform hit", "latch-map", '>', 0.9, 1000000,
-	  "lookup speed latch-map/urcu-lfht (hash ns / map ns)" },
+	  "lookup speed latch-map/urcu-lfht (hash ns / map ns)", 0 },
 	{ 8, "ns/lookup", "floor", "latch", "floor", "latch-map", '>', 3, 1000000,
-	  "floor speed latch-map/latch (latch ns / map ns)" },
+	  "floor speed latch-map/latch (latch ns / map ns)", 0 },
 	{ 3, "ns/pair", "insert+erase", "latch-map", "insert+erase", "latch", '<', 2.0, 10000,
-	  "write cost latch-map/latch (ns per pair)" },
+	  "write cost latch-map/latch (ns per pair)", 0 },
 	{ 3, "ns/pair", "insert+erase", "latch-map", "insert+erase", "latch", '<', 1.5, 1000000,
-	  "write cost latch-map/latch (ns per pair)" },
+	  "write cost latch-map/latch (ns per pair)", 0 },
 	{ 2, "lookups/s", "writer max", "latch-map", "writer max", "latch", '>', 2, 0,
-	  "reader lookups/s latch-map/latch, unthrottled writer" },
+	  "reader lookups/s latch-map/latch, unthrottled writer", 0 },
 	{ 5, "ns/element", NULL, "latch-map", NULL, "latch", 0, 0, 0,
-	  "batch cost latch-map/latch (ns per element)" },
+	  "batch cost latch-map/latch (ns per element)", 0 },
 	{ 9, "ns/element", "inserts", "latch-map", "load_sorted", "latch-map", '>', 10, 1000000,
-	  "bulk load speed latch-map: inserts ns / load_sorted ns" },
+	  "bulk load speed latch-map: inserts ns / load_sorted ns", 0 },
 	{ 6, "bytes/elem", "heap", "latch-map", NULL, NULL, '<', 50, 1000000,
-	  "memory latch-map after random inserts (bytes/elem)" },
+	  "memory latch-map after random inserts (bytes/elem)", 0 },
 	{ 9, "bytes/elem", "load_sorted", "latch-map", NULL, NULL, '<', 36, 1000000,
-	  "memory latch-map after load_sorted (bytes/elem)" },
+	  "memory latch-map after load_sorted (bytes/elem)", 0 },
 };
 
 /* Prints @t's line for cell (@size, @what), if both sides were measured. */
@@ -275,7 +284,9 @@ static void print_target(FILE *out, const struct target *t, long size, const cha
 	double r[REPORT_MAX_RUNS], med, min, max;
 	int n;
 
-	if (!a || (t->peer_b && !b))
+	if (!a || (t->peer_b && !b) || (t->max_size && size > t->max_size) ||
+	    (!t->max_size && t->min_size && t != targets && t[-1].max_size &&
+	     !strcmp(t[-1].meaning, t->meaning) && size <= t[-1].max_size))
 		return;
 	n = b && b->n < a->n ? b->n : a->n;
 	for (int i = 0; i < n; i++)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include <latch/range.h>
+#include <latch/tree.h>
 
 struct route {
 	long prefix; /* the key */
@@ -47,13 +48,13 @@ int main(void)
 		                              { .prefix = 4, .via = 200 } };
 	static struct route fixed = { .prefix = 2, .via = 300 };
 	struct latch_tree_change move[6];
-	struct latch_range_map map = LATCH_RANGE_MAP_INIT;
-	struct latch_range a = { .start = 0x1000, .end = 0x2000 };
-	struct latch_range b = { .start = 0x2000, .end = 0x3000 };
-	struct latch_range merged = { .start = 0x1000, .end = 0x3000 };
-	struct latch_range_change merge[3] = { { LATCH_TREE_ERASE, &a },
-		                               { LATCH_TREE_ERASE, &b },
-		                               { LATCH_TREE_INSERT, &merged } };
+	struct latch_range_map map;
+	const struct latch_range_change merge[3] = {
+		{ LATCH_RANGE_ERASE, { 0x1000, 0, NULL } },
+		{ LATCH_RANGE_ERASE, { 0x2000, 0, NULL } },
+		{ LATCH_RANGE_INSERT, { 0x1000, 0x3000, "merged" } },
+	};
+	struct latch_range r;
 	int failures = 0;
 
 	for (int i = 0; i < 3; i++)
@@ -74,13 +75,14 @@ int main(void)
 	latch_tree_replace(&table, &new_routes[1].node, &fixed.node, &route_ops);
 	failures += via(2) != 300;
 
-	/* Range batch: the merged range may overlap the two it replaces. */
-	failures += latch_range_insert(&map, &a) || latch_range_insert(&map, &b);
-	failures += latch_range_commit(&map, merge, 3) != 0;
-	failures +=
-	    latch_range_find(&map, 0x1fff) != &merged || latch_range_find(&map, 0x2000) != &merged;
-	printf("merged range: [%#lx, %#lx)\n", (unsigned long)latch_range_find(&map, 0x2000)->start,
-	       (unsigned long)latch_range_find(&map, 0x2000)->end);
+	/* Range batch: in order, so the merged range may take the place of the two it replaces. */
+	failures += latch_range_map_init(&map) != 0;
+	failures += latch_range_insert(&map, 0x1000, 0x2000, "a", NULL) ||
+	            latch_range_insert(&map, 0x2000, 0x3000, "b", NULL);
+	failures += latch_range_commit(&map, merge, 3, NULL) != 0;
+	failures += !latch_range_find(&map, 0x2000, &r) || r.value != merge[2].range.value;
+	printf("merged range: [%#lx, %#lx)\n", (unsigned long)r.start, (unsigned long)r.end);
+	latch_range_map_destroy(&map);
 
 	printf("batches: %s\n", failures ? "WRONG" : "all answers right");
 	return failures ? 1 : 0;

@@ -11,19 +11,15 @@
 
 #include <latch/range.h>
 
-struct blob {
-	struct latch_range range; /* [start, end), fixed while registered */
-	const char *name;
-};
-
-static struct latch_range_map code = LATCH_RANGE_MAP_INIT;
+static struct latch_range_map code;
 
 /* Any context: returns the name of the blob holding @pc, or NULL. */
 static const char *symbolize(uintptr_t pc)
 {
-	struct latch_range *r = latch_range_find(&code, pc);
+	struct latch_range r;
 
-	return r ? latch_tree_entry(r, struct blob, range)->name : NULL;
+	/* The map copies the range out: the caller's memory is never touched here. */
+	return latch_range_find(&code, pc, &r) ? r.value : NULL;
 }
 
 static volatile sig_atomic_t sample_ok;
@@ -37,37 +33,46 @@ static void on_sample(int sig)
 
 int main(void)
 {
-	static struct blob blobs[] = {
-		{ .range = { .start = 0x1000, .end = 0x1800 }, .name = "interp_loop" },
-		{ .range = { .start = 0x2000, .end = 0x2400 }, .name = "jit_fib" },
-		{ .range = { .start = 0x3000, .end = 0x3100 }, .name = "jit_sum" },
+	static const struct latch_range blobs[] = {
+		{ 0x1000, 0x1800, "interp_loop" },
+		{ 0x2000, 0x2400, "jit_fib" },
+		{ 0x3000, 0x3100, "jit_sum" },
 	};
-	struct blob overlapping = { .range = { .start = 0x17f0, .end = 0x1900 }, .name = "bad" };
-	struct blob empty = { .range = { .start = 0x5000, .end = 0x5000 }, .name = "empty" };
+	struct latch_range hit, r;
+	size_t failed;
 	int failures = 0;
 
-	for (int i = 0; i < 3; i++)
-		failures += latch_range_insert(&code, &blobs[i].range) != 0;
+	failures += latch_range_map_init(&code) != 0;
+	/* Bulk load, sorted by start: one O(n) build. */
+	failures += latch_range_load_sorted(&code, blobs, 3, &failed) != 0;
 	/* Misuse is refused and leaves the map as it was. */
-	failures += latch_range_insert(&code, &overlapping.range) != -EEXIST;
-	failures += latch_range_insert(&code, &empty.range) != -EINVAL;
+	failures += latch_range_insert(&code, 0x17f0, 0x1900, "bad", &hit) != -EEXIST;
+	printf("[0x17f0, 0x1900) overlaps %s\n", (const char *)hit.value);
+	failures += hit.start != 0x1000;
+	failures += latch_range_insert(&code, 0x5000, 0x5000, "empty", NULL) != -EINVAL;
 
 	printf("0x2010 -> %s\n", symbolize(0x2010));
 	printf("0x2400 -> %s (end is excluded)\n", symbolize(0x2400) ? "found" : "none");
-	failures += symbolize(0x2010) != blobs[1].name || symbolize(0x2400) != NULL;
-	failures += symbolize(0x17f8) != blobs[0].name || symbolize(0x0fff) != NULL;
+	failures += symbolize(0x2010) != blobs[1].value || symbolize(0x2400) != NULL;
+	failures += symbolize(0x17f8) != blobs[0].value || symbolize(0x0fff) != NULL;
 	/* lower: the blob starting at or before an address, even past its end. */
-	failures += latch_range_lower(&code, 0x2500) != &blobs[1].range;
-	failures += latch_range_lower(&code, 0x9000) != &blobs[2].range;
+	failures += !latch_range_lower(&code, 0x2500, &r) || r.start != 0x2000;
+	failures += !latch_range_lower(&code, 0x9000, &r) || r.start != 0x3000;
+	/* A walk in address order. */
+	for (bool more = latch_range_first(&code, &r); more;
+	     more = latch_range_next(&code, r.start, &r))
+		printf("  [%#lx, %#lx) %s\n", (unsigned long)r.start, (unsigned long)r.end,
+		       (const char *)r.value);
 
 	signal(SIGPROF, on_sample);
 	raise(SIGPROF);
 	failures += !sample_ok;
 
-	/* Unregister; in a real JIT the memory waits for a grace period. */
-	failures += latch_range_erase(&code, &blobs[1].range) != 0;
-	failures += latch_range_erase(&code, &blobs[1].range) != -ENOENT; /* no longer in the map */
-	failures += symbolize(0x2010) != NULL;
+	/* Unregister; in a real JIT the blob's memory waits for a grace period. */
+	failures += latch_range_erase(&code, 0x2000) != 0;
+	failures += latch_range_erase(&code, 0x2000) != -ENOENT; /* no longer in the map */
+	failures += symbolize(0x2010) != NULL || latch_range_count(&code) != 2;
+	latch_range_map_destroy(&code);
 
 	printf("range-map: %s\n", failures ? "WRONG" : "all answers right");
 	return failures ? 1 : 0;

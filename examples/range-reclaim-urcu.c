@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * range-reclaim-urcu: freeing ranges safely with liburcu (flavour memb).
+ * range-reclaim-urcu: freeing what ranges point to safely with liburcu
+ * (flavour memb).
  *
  * A JIT keeps recompiling functions: each new version of a function gets
  * a new code blob that replaces the old one in the range map (one batch,
@@ -8,10 +9,10 @@
  * profiler thread, and the sampling signal handler that interrupts it,
  * resolve addresses to blobs.  The contract that makes freeing safe:
  *
- *   readers:  urcu_memb_read_lock(); r = latch_range_find(...); use r;
- *             urcu_memb_read_unlock();          (allowed in signal handlers
- *             of registered threads with this flavour)
- *   writer:   erase the blob from the map, then free it only after a grace
+ *   readers:  urcu_memb_read_lock(); latch_range_find(..., &r);
+ *             use r.value; urcu_memb_read_unlock();   (allowed in signal
+ *             handlers of registered threads with this flavour)
+ *   writer:   erase the blob's range, then free the blob only after a grace
  *             period: urcu_memb_call_rcu() (deferred) or
  *             urcu_memb_synchronize_rcu() (waits) followed by free().
  *
@@ -35,13 +36,13 @@
 #define LIVE      0x11feUL
 
 struct code_blob {
-	struct latch_range range;
-	struct rcu_head rcu; /* for call_rcu() */
-	unsigned long state; /* LIVE until freed: a reader must never see anything else */
+	uintptr_t start, end; /* where it is mapped: its range, whose value it is */
+	struct rcu_head rcu;  /* for call_rcu() */
+	unsigned long state;  /* LIVE until freed: a reader must never see anything else */
 	unsigned version;
 };
 
-static struct latch_range_map code = LATCH_RANGE_MAP_INIT;
+static struct latch_range_map code;
 static int stop;
 static volatile sig_atomic_t samples, bad_samples;
 static long lookups, bad_lookups;
@@ -49,13 +50,12 @@ static long lookups, bad_lookups;
 /* Reader side (thread or signal handler): is @pc in live code? */
 static int resolve(uintptr_t pc)
 {
-	struct latch_range *r;
+	struct latch_range r;
 	int ok = 1;
 
 	urcu_memb_read_lock();
-	r = latch_range_find(&code, pc);
-	if (r)
-		ok = latch_tree_entry(r, struct code_blob, range)->state == LIVE;
+	if (latch_range_find(&code, pc, &r))
+		ok = ((const struct code_blob *)r.value)->state == LIVE;
 	urcu_memb_read_unlock();
 	return ok;
 }
@@ -101,8 +101,8 @@ static struct code_blob *compile(int function, unsigned version)
 
 	if (!b)
 		abort();
-	b->range.start = 0x10000 + (uintptr_t)function * 0x100;
-	b->range.end = b->range.start + 0x80 + version % 0x80; /* each version a new size */
+	b->start = 0x10000 + (uintptr_t)function * 0x100;
+	b->end = b->start + 0x80 + version % 0x80; /* each version a new size */
 	b->state = LIVE;
 	b->version = version;
 	return b;
@@ -135,19 +135,24 @@ int main(int argc, char **argv)
 	sigaddset(&prof, SIGPROF);
 	pthread_sigmask(SIG_BLOCK, &prof, NULL); /* the profiler unblocks once registered */
 
+	if (latch_range_map_init(&code) != 0)
+		abort();
 	for (int f = 0; f < FUNCTIONS; f++) {
 		fn[f] = compile(f, 0);
-		latch_range_insert(&code, &fn[f]->range);
+		if (latch_range_insert(&code, fn[f]->start, fn[f]->end, fn[f], NULL) != 0)
+			abort();
 	}
 	pthread_create(&thread, NULL, profiler, NULL);
 
 	for (long i = 1; i <= recompilations; i++) {
 		int f = (int)(i % FUNCTIONS);
 		struct code_blob *old = fn[f], *new_blob = compile(f, (unsigned)i);
-		struct latch_range_change swap[] = { { LATCH_TREE_ERASE, &old->range },
-			                             { LATCH_TREE_INSERT, &new_blob->range } };
+		const struct latch_range_change swap[] = {
+			{ LATCH_RANGE_ERASE, { old->start, old->end, old } },
+			{ LATCH_RANGE_INSERT, { new_blob->start, new_blob->end, new_blob } },
+		};
 
-		if (latch_range_commit(&code, swap, 2) != 0)
+		if (latch_range_commit(&code, swap, 2, NULL) != 0)
 			abort();
 		fn[f] = new_blob;
 		if (i % 100 == 0) { /* now and then wait for readers here ... */
@@ -161,10 +166,11 @@ int main(int argc, char **argv)
 	LATCH_STORE_RELAXED(&stop, 1); /* Relaxed: a stop request (see profiler()). */
 	pthread_join(thread, NULL);
 	for (int f = 0; f < FUNCTIONS; f++) {
-		latch_range_erase(&code, &fn[f]->range);
+		latch_range_erase(&code, fn[f]->start);
 		urcu_memb_call_rcu(&fn[f]->rcu, release_rcu);
 	}
 	urcu_memb_barrier(); /* wait until every deferred free has run */
+	latch_range_map_destroy(&code);
 
 	printf("%ld recompilations; profiler: %ld lookups, %d samples in its signal handler; "
 	       "dead code seen: %ld\n",

@@ -147,18 +147,10 @@ latch_btree_count_lt_avx2_(const struct latch_btree_node *n, uint64_t x)
 
 /*
  * Which in-node count readers use: 1 for the SIMD one, 0 for the scalar
- * reference, -1 until the first latch_map_init() decides from the CPU.
+ * reference, -1 until the first latch_btree_init_() decides from the CPU.
  * Tests set it to 0 before that to check the scalar path.
  */
 extern int latch_btree_simd_;
-
-/*
- * One exact-lookup attempt of latch_map_find() on copy @cp, without the
- * latch: for the proof harnesses, which replay readers at chosen points.
- * *@bad says the attempt was abandoned (a NULL child or too deep).
- */
-bool latch_map_find_in_copy_(const struct latch_map *m, unsigned cp, uint64_t key, void **value,
-                             bool *bad);
 
 /*
  * Make sure @p has at least @want free nodes, allocating chunks as needed.
@@ -179,5 +171,114 @@ void latch_btree_pool_give(struct latch_btree_pool *p, struct latch_btree_node *
 
 /* Release every chunk of @p; no reader may be left.  Writer only. */
 void latch_btree_pool_free(struct latch_btree_pool *p);
+
+/* ---- the tree core shared by latch_map and latch_range_map ---- */
+
+/*
+ * A leaf of a tree whose entries are spans (a range map's): the node,
+ * then the end of each entry, padded like the keys and slots.  384 bytes
+ * on 64-bit targets, 256 on 32-bit ones.
+ */
+struct latch_btree_span_leaf {
+	struct latch_btree_node node;
+	uintptr_t end[LATCH_BTREE_FANOUT];
+} __attribute__((aligned(64)));
+
+/* The ends of a span leaf. */
+static inline uintptr_t *latch_btree_ends_(const struct latch_btree_node *n)
+{
+	return ((struct latch_btree_span_leaf *)(uintptr_t)n)->end;
+}
+
+/* An entry as the writer moves it and readers copy it out. */
+struct latch_btree_ent {
+	uint64_t key;
+	uintptr_t slot; /* leaf: value; inner: child reference */
+	uintptr_t end;  /* leaves of a span tree only */
+};
+
+/* What a reader's descent looks for. */
+enum latch_btree_mode {
+	LATCH_BTREE_EXACT, /* the entry with key x */
+	LATCH_BTREE_FLOOR, /* the entry with the greatest key <= x */
+	LATCH_BTREE_CEIL,  /* the entry with the least key >= x */
+};
+
+/*
+ * Make @t an empty tree; @spans: its leaves hold an end per entry.
+ * Cost O(1).  Before sharing.
+ */
+void latch_btree_init_(struct latch_map *t, bool spans);
+
+/* Release every node of @t; no reader may be left. */
+void latch_btree_destroy_(struct latch_map *t);
+
+/*
+ * One reader attempt on copy @cp: the entry @mode selects for @x, copied
+ * to *@out.  Memory-safe on any copy, however stale; *@bad says the
+ * attempt was abandoned (a NULL child or too deep).  Without the latch:
+ * lookups wrap it in the read loop, the writer runs it on the idle copy,
+ * and the proof harnesses replay it at chosen points.
+ */
+bool latch_btree_attempt_(const struct latch_map *t, unsigned cp, uint64_t x,
+                          enum latch_btree_mode mode, struct latch_btree_ent *out, bool *bad);
+
+/*
+ * The entry @mode selects for @x in the copy the counter names, retried
+ * until no flip happened meanwhile.  Never waits.  Any context.
+ */
+bool latch_btree_lookup_(const struct latch_map *t, uint64_t x, enum latch_btree_mode mode,
+                         struct latch_btree_ent *out);
+
+/* Entries of @t, read consistently with one copy.  Any context. */
+size_t latch_btree_size_(const struct latch_map *t);
+
+/*
+ * Changes to one copy, which readers must be kept off.  Insert: @x->key
+ * absent; erase and replace: @key present.  The nodes an insert can take
+ * must be reserved (latch_btree_reserve_inserts_()).  Writer only.
+ */
+void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_btree_ent *x);
+void latch_btree_erase_(struct latch_map *t, unsigned cp, uint64_t key);
+void latch_btree_replace_(struct latch_map *t, unsigned cp, uint64_t key, uintptr_t value);
+
+/*
+ * Make one update, described by @apply, so that readers see it whole or
+ * not at all: @apply changes the idle copy, one flip sends readers to it,
+ * @apply replays the change on the copy they left.  Writer only.
+ */
+void latch_btree_write_(struct latch_map *t,
+                        void (*apply)(struct latch_map *t, unsigned cp, const void *ctx),
+                        const void *ctx);
+
+/*
+ * Reserve, in both copies, what @changes changes can need, @inserts of
+ * them insertions (the others erasures, which free nodes, or changes
+ * that allocate nothing): then no change of the update can fail.
+ * Returns 0 or -ENOMEM.  Writer only.
+ */
+int latch_btree_reserve_inserts_(struct latch_map *t, size_t changes, size_t inserts);
+
+/* Reserve what a tree of @n entries can need.  0 or -ENOMEM.  Writer only. */
+int latch_btree_reserve_(struct latch_map *t, size_t n);
+
+/*
+ * Replace the whole contents by @n entries, in increasing key order:
+ * @get(@src, i, e) fills entry i (key, slot, end).  Builds packed nodes,
+ * readers see the old contents or the new ones.  Returns 0 or -ENOMEM
+ * (the tree is then unchanged).  Writer only.
+ */
+int latch_btree_load_(struct latch_map *t, size_t n,
+                      void (*get)(const void *src, size_t i, struct latch_btree_ent *e),
+                      const void *src);
+
+/*
+ * After fork(), in the child, when the writer of the parent may have
+ * stopped for good inside an update: rebuild the copy readers are not
+ * sent to from the one they are (which the latch keeps whole), and the
+ * pools' free lists from the chunks.  Readers may run meanwhile.
+ * Returns 0 or -ENOMEM (then nothing changed).  Cost O(n log n), once.
+ */
+int latch_btree_recover_(struct latch_map *t);
 
 #endif /* LATCH_SRC_BTREE_H */

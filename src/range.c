@@ -1,18 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The range map's writer side: every batch is checked whole against the
- * map under the writers' mutex, then applied as one latched-tree commit
- * that also updates each copy's bounds along with that copy.
+ * The range map: the B+-tree core (btree.c) keyed by start, with span
+ * leaves that also hold each range's end, and a writers' mutex that
+ * survives fork().
+ *
+ * A batch is checked by applying it: each change is made to the idle copy
+ * (which no reader is sent to) after it is checked against that copy as
+ * the changes before it left it.  When a change is bad, the ones made are
+ * undone in reverse order on the same copy, and readers never saw any of
+ * it; otherwise one flip publishes the copy and the batch is replayed on
+ * the other copy without checks.  So a batch costs one check descent per
+ * change, not a separate validation pass, and changes of one batch may
+ * interact in any way (erase a range, insert an overlapping one).
  *
  * fork(): the child has only the thread that forked, so a mutex another
  * thread held at the fork would stay locked in it for ever, and that
  * thread's update would stay half done.  Every map therefore records the
  * fork generation its mutex belongs to (a counter bumped in the child of
  * every fork); the first writer call in a later generation re-initialises
- * the mutex and rebuilds the copy readers are not using from the one they
- * are using, which the latch keeps whole at every instruction of the
- * writer.  The fork waits for nothing and the parent pays one compare
- * per writer call.
+ * the mutex and rebuilds the copy readers are not using, and the node
+ * pools, from the copy they are using, which the latch keeps whole at
+ * every instruction of the writer.  The fork waits for nothing and the
+ * parent pays one compare per writer call.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,23 +29,10 @@
 
 #include <latch/range.h>
 
-#include "commit.h"
-#include "mirror.h"
+#include "btree.h"
 
-/* Batches up to this size plan on the stack; larger ones allocate. */
-#define LOCAL_PLAN 16
-
-static bool range_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
-{
-	return latch_range_of_(a)->start < latch_range_of_(b)->start;
-}
-
-static int range_comp(const void *key, const struct latch_tree_node *n)
-{
-	return latch_range_order_(key, n, NULL);
-}
-
-static const struct latch_tree_ops range_ops = { range_less, range_comp };
+/* Batches up to this size keep their undo log on the stack; larger ones allocate. */
+#define LOCAL_UNDO 16
 
 /*
  * Forks between the process that loaded the library and this one: 0 in
@@ -78,40 +74,20 @@ __attribute__((constructor)) static void register_fork_handlers(void)
 	}
 }
 
-void latch_range_map_init(struct latch_range_map *m)
+int latch_range_map_init(struct latch_range_map *m)
 {
-	latch_tree_init(&m->tree);
-	for (unsigned idx = 0; idx < 2; idx++) {
-		/* Relaxed: the map is not shared yet. */
-		LATCH_STORE_RELAXED(&m->low[idx], (uintptr_t)0);
-		LATCH_STORE_RELAXED(&m->high[idx], (uintptr_t)0);
-	}
-	pthread_mutex_init(&m->lock, NULL);
+	latch_btree_init_(&m->tree, true);
+	if (pthread_mutex_init(&m->lock, NULL) != 0)
+		return -ENOMEM;
 	/* Relaxed: the map is not shared yet. */
 	LATCH_STORE_RELAXED(&m->generation, LATCH_LOAD_RELAXED(&fork_generation));
+	return 0;
 }
 
-/* The range of copy @idx's node @rb (writer side). */
-static struct latch_range *range_at(const struct latch_rb_node *rb, unsigned idx)
+void latch_range_map_destroy(struct latch_range_map *m)
 {
-	return latch_range_of_(latch_tree_from_rb_(rb, idx));
-}
-
-/* After copy @idx changed: its bounds follow, before readers return to it. */
-static void update_bounds(void *ctx, unsigned idx)
-{
-	struct latch_range_map *m = ctx;
-	const struct latch_rb_node *first = latch_rb_first(&m->tree.tree[idx]);
-	const struct latch_rb_node *last = latch_rb_last(&m->tree.tree[idx]);
-
-	/*
-	 * Relaxed: readers are kept off copy idx until the next flip, whose
-	 * release store publishes these stores with the copy's links; a
-	 * reader that sees one early is sent to retry (see latch_range_admit_).
-	 * The ranges do not overlap, so the last one by start ends highest.
-	 */
-	LATCH_STORE_RELAXED(&m->low[idx], first ? range_at(first, idx)->start : (uintptr_t)0);
-	LATCH_STORE_RELAXED(&m->high[idx], last ? range_at(last, idx)->end : (uintptr_t)0);
+	latch_btree_destroy_(&m->tree);
+	pthread_mutex_destroy(&m->lock);
 }
 
 /*
@@ -119,10 +95,14 @@ static void update_bounds(void *ctx, unsigned idx)
  * a thread of the parent that does not exist here, whose update may be
  * half done in the copy readers are not using.  A map that is merely new
  * to this generation (or was never written) goes through the same steps,
- * which then change nothing.  Cost O(n), once per map and generation.
+ * which then change nothing it holds.  Returns 0 or -ENOMEM (the map is
+ * then adopted by a later writer call).  Cost O(n log n), once per map
+ * and generation.
  */
-static void adopt(struct latch_range_map *m, unsigned long generation)
+static int adopt(struct latch_range_map *m, unsigned long generation)
 {
+	int err = 0;
+
 	pthread_mutex_lock(&adopt_lock);
 	/* Relaxed: adopt_lock orders this with the last adoption's store. */
 	if (LATCH_LOAD_RELAXED(&m->generation) != generation) {
@@ -132,15 +112,17 @@ static void adopt(struct latch_range_map *m, unsigned long generation)
 		 * pass before the store below.
 		 */
 		pthread_mutex_init(&m->lock, NULL);
-		latch_tree_mirror_(&m->tree, update_bounds, m);
+		err = latch_btree_recover_(&m->tree);
 		/* Release: pairs with the acquire load in lock_writers(). */
-		LATCH_STORE_RELEASE(&m->generation, generation);
+		if (!err)
+			LATCH_STORE_RELEASE(&m->generation, generation);
 	}
 	pthread_mutex_unlock(&adopt_lock);
+	return err;
 }
 
-/* Take the writers' mutex of @m, adopting the map first after a fork. */
-static void lock_writers(struct latch_range_map *m)
+/* Take the writers' mutex of @m, adopting the map first after a fork.  0 or -ENOMEM. */
+static int lock_writers(struct latch_range_map *m)
 {
 	unsigned long generation = LATCH_LOAD_RELAXED(&fork_generation);
 
@@ -148,154 +130,256 @@ static void lock_writers(struct latch_range_map *m)
 	 * Acquire: a writer that sees the map adopted into this generation
 	 * also sees the re-initialised mutex and the rebuilt copy.
 	 */
-	if (LATCH_LOAD_ACQUIRE(&m->generation) != generation)
-		adopt(m, generation);
+	if (LATCH_LOAD_ACQUIRE(&m->generation) != generation && adopt(m, generation))
+		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
-}
-
-static struct latch_range *range_of_change(const struct latch_tree_change *c)
-{
-	return latch_range_of_(c->node);
-}
-
-/* Changes in order of their range's start, then of the range's address. */
-static int by_start(const void *a, const void *b)
-{
-	const struct latch_range *ra = range_of_change(a), *rb = range_of_change(b);
-	uintptr_t sa = ra->start, sb = rb->start, pa = (uintptr_t)ra, pb = (uintptr_t)rb;
-
-	return sa != sb ? (sa > sb) - (sa < sb) : (pa > pb) - (pa < pb);
-}
-
-/* The range in the map that starts at @start, or NULL (writer side). */
-static struct latch_range *range_starting_at(const struct latch_range_map *m, uintptr_t start)
-{
-	return latch_range_of_(latch_tree_seek_in_copy_(&m->tree, 0, latch_range_order_, &start,
-	                                                NULL, LATCH_TREE_SEEK_EQUAL_));
-}
-
-/* Is @r among the @nerase erases of @plan (sorted by start)? */
-static bool erased_by(const struct latch_tree_change *plan, size_t nerase,
-                      const struct latch_range *r)
-{
-	const struct latch_tree_change probe = { LATCH_TREE_ERASE,
-		                                 (struct latch_tree_node *)&r->node };
-
-	return bsearch(&probe, plan, nerase, sizeof(*plan), by_start) != NULL;
-}
-
-/*
- * Does insert @r overlap a range that stays in the map, or is @r in the
- * map already?  Walks the ranges overlapping [r->start, r->end): the one
- * with the greatest start <= r->start, then its successors that start
- * before r->end.  Writer side, on copy 0.
- */
-static bool overlaps_survivor(const struct latch_range_map *m, const struct latch_tree_change *plan,
-                              size_t nerase, const struct latch_range *r)
-{
-	const struct latch_tree_node *below = latch_tree_seek_in_copy_(
-	    &m->tree, 0, latch_range_order_, &r->start, NULL, LATCH_TREE_SEEK_FLOOR_);
-	const struct latch_rb_node *rb = below ? &below->node[0] : latch_rb_first(&m->tree.tree[0]);
-
-	for (; rb && range_at(rb, 0)->start < r->end; rb = latch_rb_next(rb)) {
-		const struct latch_range *other = range_at(rb, 0);
-
-		if (other->end > r->start && (other == r || !erased_by(plan, nerase, other)))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Check a plan against the map: erases first (@nerase of them), then
- * inserts, each part sorted by start (see by_start()).  Returns 0 or the
- * error to report: -EINVAL for a range erased twice, then -ENOENT for an
- * erase of a range not in the map, then -EEXIST.
- * Cost O(n log n + n log N).  Under the writers' mutex.
- */
-static int check_plan(const struct latch_range_map *m, const struct latch_tree_change *plan,
-                      size_t nerase, size_t n)
-{
-	/* A repeat sorts next to itself. */
-	for (size_t i = 1; i < nerase; i++)
-		if (range_of_change(&plan[i - 1]) == range_of_change(&plan[i]))
-			return -EINVAL;
-	for (size_t i = 0; i < nerase; i++) {
-		const struct latch_range *r = range_of_change(&plan[i]);
-
-		/* Ranges in the map have distinct starts. */
-		if (range_starting_at(m, r->start) != r)
-			return -ENOENT;
-	}
-	for (size_t i = nerase; i < n; i++) {
-		const struct latch_range *r = range_of_change(&plan[i]);
-
-		if (i > nerase && range_of_change(&plan[i - 1])->end > r->start)
-			return -EEXIST;
-		if (overlaps_survivor(m, plan, nerase, r))
-			return -EEXIST;
-	}
 	return 0;
 }
 
-/* latch_range_commit(), for the public call @call. */
-static int commit(const char *call, struct latch_range_map *m,
-                  const struct latch_range_change *changes, size_t n)
+static struct latch_range range_of(const struct latch_btree_ent *e)
 {
-	struct latch_tree_change local[LOCAL_PLAN], *plan = local;
-	size_t nerase = 0, ninsert = 0;
+	return (struct latch_range){ (uintptr_t)e->key, e->end, (void *)e->slot };
+}
+
+/*
+ * Does [@start, @end) overlap a range of copy @cp?  Sets *@hit to the one
+ * with the lowest start.  The copy must be stable: the writer's idle copy.
+ */
+static bool overlaps(const struct latch_map *t, unsigned cp, uintptr_t start, uintptr_t end,
+                     struct latch_btree_ent *hit)
+{
+	bool bad;
+
+	/* The range starting at or below start, if it reaches past start... */
+	if (latch_btree_attempt_(t, cp, start, LATCH_BTREE_FLOOR, hit, &bad) && hit->end > start)
+		return true;
+	/* ...else the first one starting above it, if it starts before end. */
+	return latch_btree_attempt_(t, cp, start, LATCH_BTREE_CEIL, hit, &bad) && hit->key < end;
+}
+
+/*
+ * Check change @c against copy @cp and make it there; *@undo becomes the
+ * change that reverts it.  Returns 0 or the error (the copy unchanged),
+ * with *@hit the range an insert collides with.
+ */
+static int check_and_apply(struct latch_map *t, unsigned cp, const struct latch_range_change *c,
+                           struct latch_range_change *undo, struct latch_btree_ent *hit)
+{
+	const struct latch_btree_ent x = { c->range.start, (uintptr_t)c->range.value,
+		                           c->range.end };
+	bool bad;
+
+	switch (c->op) {
+	case LATCH_RANGE_INSERT:
+		if (c->range.start >= c->range.end)
+			return -EINVAL;
+		if (overlaps(t, cp, c->range.start, c->range.end, hit))
+			return -EEXIST;
+		latch_btree_insert_(t, cp, &x);
+		*undo = (struct latch_range_change){ LATCH_RANGE_ERASE, c->range };
+		return 0;
+	case LATCH_RANGE_ERASE:
+		if (!latch_btree_attempt_(t, cp, c->range.start, LATCH_BTREE_EXACT, hit, &bad))
+			return -ENOENT;
+		latch_btree_erase_(t, cp, c->range.start);
+		*undo = (struct latch_range_change){ LATCH_RANGE_INSERT, range_of(hit) };
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Make the checked change @c to copy @cp. */
+static void apply(struct latch_map *t, unsigned cp, const struct latch_range_change *c)
+{
+	const struct latch_btree_ent x = { c->range.start, (uintptr_t)c->range.value,
+		                           c->range.end };
+
+	if (c->op == LATCH_RANGE_INSERT)
+		latch_btree_insert_(t, cp, &x);
+	else
+		latch_btree_erase_(t, cp, c->range.start);
+}
+
+/*
+ * The one-flip update of a batch, under the writers' mutex: check and
+ * make every change on the idle copy (undoing them there at the first bad
+ * one), flip, replay on the other copy.  Nodes are reserved for every
+ * change, forwards or undone, to be an insertion.
+ */
+static int commit_locked(struct latch_map *t, const struct latch_range_change *changes, size_t n,
+                         size_t *failed, struct latch_range *collision)
+{
+	struct latch_range_change local[LOCAL_UNDO], *undo = local;
+	struct latch_btree_ent hit;
+	size_t inserts = 0, i;
+	unsigned cp;
+	int err = 0;
+
+	for (i = 0; i < n; i++)
+		inserts += changes[i].op == LATCH_RANGE_INSERT;
+	if (n > LOCAL_UNDO)
+		undo = latch_btree_alloc_(_Alignof(struct latch_range_change), n * sizeof(*undo));
+	if (!undo || latch_btree_reserve_inserts_(t, n, inserts)) {
+		*failed = n;
+		err = -ENOMEM;
+		goto out;
+	}
+	/* The idle copy: the counter sends readers to the other one (see btree.c, the one-flip update). */
+	cp = latch_seq_write_begin(&t->seq);
+	for (i = 0; i < n && !err; i++)
+		err = check_and_apply(t, cp, &changes[i], &undo[i], &hit);
+	if (err) {
+		*failed = --i;
+		if (err == -EEXIST && collision)
+			*collision = range_of(&hit);
+		while (i-- > 0)
+			apply(t, cp, &undo[i]);
+		goto out;
+	}
+	/*
+	 * The flip: its release store publishes the idle copy whole; its
+	 * release fence orders it before every store of the replay below,
+	 * which readers still on that copy detect in their retry check.
+	 */
+	cp = latch_seq_write_flip(&t->seq);
+	for (i = 0; i < n; i++)
+		apply(t, cp, &changes[i]);
+out:
+	if (undo != local)
+		free(undo);
+	return err;
+}
+
+static int commit(struct latch_range_map *m, const struct latch_range_change *changes, size_t n,
+                  size_t *failed, struct latch_range *collision)
+{
+	size_t bad = n;
 	int err;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct latch_range *r = changes[i].range;
-
-		if (!r ||
-		    (changes[i].op != LATCH_TREE_INSERT && changes[i].op != LATCH_TREE_ERASE) ||
-		    (changes[i].op == LATCH_TREE_INSERT && r->start >= r->end))
-			return -EINVAL;
+	if (!n)
+		return 0;
+	err = lock_writers(m);
+	if (!err) {
+		err = commit_locked(&m->tree, changes, n, &bad, collision);
+		pthread_mutex_unlock(&m->lock);
 	}
-	if (n > LOCAL_PLAN && !(plan = malloc(n * sizeof(*plan))))
-		return -ENOMEM;
-	/* The plan: erases first (so inserts may take their place), then inserts. */
-	for (size_t i = 0; i < n; i++)
-		if (changes[i].op == LATCH_TREE_ERASE)
-			plan[nerase++] =
-			    (struct latch_tree_change){ LATCH_TREE_ERASE, &changes[i].range->node };
-	for (size_t i = 0; i < n; i++)
-		if (changes[i].op == LATCH_TREE_INSERT)
-			plan[nerase + ninsert++] =
-			    (struct latch_tree_change){ LATCH_TREE_INSERT,
-				                        &changes[i].range->node };
-	qsort(plan, nerase, sizeof(*plan), by_start);
-	qsort(plan + nerase, ninsert, sizeof(*plan), by_start);
-
-	lock_writers(m);
-	err = check_plan(m, plan, nerase, n);
-	if (!err)
-		latch_tree_commit_unchecked_(call, &m->tree, plan, n, &range_ops, update_bounds, m);
-	pthread_mutex_unlock(&m->lock);
-
-	if (plan != local)
-		free(plan);
+	if (err && failed)
+		*failed = bad;
 	return err;
 }
 
 int latch_range_commit(struct latch_range_map *m, const struct latch_range_change *changes,
-                       size_t n)
+                       size_t n, size_t *failed)
 {
-	return commit("latch_range_commit", m, changes, n);
+	return commit(m, changes, n, failed, NULL);
 }
 
-int latch_range_insert(struct latch_range_map *m, struct latch_range *r)
+int latch_range_insert(struct latch_range_map *m, uintptr_t start, uintptr_t end, void *value,
+                       struct latch_range *collision)
 {
-	const struct latch_range_change change = { LATCH_TREE_INSERT, r };
+	const struct latch_range_change c = { LATCH_RANGE_INSERT, { start, end, value } };
 
-	return commit("latch_range_insert", m, &change, 1);
+	return commit(m, &c, 1, NULL, collision);
 }
 
-int latch_range_erase(struct latch_range_map *m, struct latch_range *r)
+int latch_range_erase(struct latch_range_map *m, uintptr_t start)
 {
-	const struct latch_range_change change = { LATCH_TREE_ERASE, r };
+	const struct latch_range_change c = { LATCH_RANGE_ERASE, { start, 0, NULL } };
 
-	return commit("latch_range_erase", m, &change, 1);
+	return commit(m, &c, 1, NULL, NULL);
+}
+
+static void load_get(const void *src, size_t i, struct latch_btree_ent *e)
+{
+	const struct latch_range *r = &((const struct latch_range *)src)[i];
+
+	*e = (struct latch_btree_ent){ r->start, (uintptr_t)r->value, r->end };
+}
+
+int latch_range_load_sorted(struct latch_range_map *m, const struct latch_range *ranges, size_t n,
+                            size_t *failed)
+{
+	size_t bad = n;
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		bad = i;
+		if (ranges[i].start >= ranges[i].end ||
+		    (i && ranges[i].start < ranges[i - 1].start))
+			err = -EINVAL;
+		else if (i && ranges[i].start < ranges[i - 1].end)
+			err = -EEXIST;
+	}
+	if (!err) {
+		bad = n;
+		err = lock_writers(m);
+	}
+	if (!err) {
+		err = latch_btree_load_(&m->tree, n, load_get, ranges);
+		pthread_mutex_unlock(&m->lock);
+	}
+	if (err && failed)
+		*failed = bad;
+	return err;
+}
+
+int latch_range_reserve(struct latch_range_map *m, size_t n)
+{
+	int err = lock_writers(m);
+
+	if (!err) {
+		err = latch_btree_reserve_(&m->tree, n);
+		pthread_mutex_unlock(&m->lock);
+	}
+	return err;
+}
+
+/* ---- readers ---- */
+
+static bool lookup(const struct latch_range_map *m, uint64_t x, enum latch_btree_mode mode,
+                   struct latch_range *out)
+{
+	struct latch_btree_ent e;
+	bool hit = latch_btree_lookup_(&m->tree, x, mode, &e);
+
+	if (hit && out)
+		*out = range_of(&e);
+	return hit;
+}
+
+bool latch_range_find(const struct latch_range_map *m, uintptr_t addr, struct latch_range *out)
+{
+	struct latch_btree_ent e;
+
+	/* One descent; the leaf entry holds the end, copied out in the same attempt. */
+	if (!latch_btree_lookup_(&m->tree, addr, LATCH_BTREE_FLOOR, &e) || addr >= e.end)
+		return false;
+	if (out)
+		*out = range_of(&e);
+	return true;
+}
+
+bool latch_range_lower(const struct latch_range_map *m, uintptr_t addr, struct latch_range *out)
+{
+	return lookup(m, addr, LATCH_BTREE_FLOOR, out);
+}
+
+bool latch_range_ceil(const struct latch_range_map *m, uintptr_t addr, struct latch_range *out)
+{
+	return lookup(m, addr, LATCH_BTREE_CEIL, out);
+}
+
+bool latch_range_first(const struct latch_range_map *m, struct latch_range *out)
+{
+	return lookup(m, 0, LATCH_BTREE_CEIL, out);
+}
+
+bool latch_range_next(const struct latch_range_map *m, uintptr_t start, struct latch_range *out)
+{
+	return start != UINTPTR_MAX && lookup(m, (uint64_t)start + 1, LATCH_BTREE_CEIL, out);
+}
+
+size_t latch_range_count(const struct latch_range_map *m)
+{
+	return latch_btree_size_(&m->tree);
 }

@@ -5,8 +5,8 @@
  * program with a message naming the call, before the tree is touched.
  * And the internal consistency check made while an update is applied
  * (the two copies keep the same shape), provoked by changing a link of
- * the copy an update replays onto by hand: its message too names the call the user made, whether
- * a tree call or a range-map call.
+ * the copy an update replays onto by hand: its message too names the call
+ * the user made.
  * Linked against latch_checked (the library with debug checks on,
  * whatever the build type).
  */
@@ -14,19 +14,12 @@
 #include <signal.h>
 #include <string.h>
 
-#include <latch/range.h>
+#include <latch/tree.h>
 
 #include "child.h"
 #include "tree-invariants.h"
 
-enum violation {
-	INSERT_TWICE,
-	ERASE_ABSENT,
-	ERASE_TWICE,
-	SHAPE_TREE_INSERT,
-	SHAPE_RANGE_INSERT,
-	SHAPE_RANGE_COMMIT
-};
+enum violation { INSERT_TWICE, ERASE_ABSENT, ERASE_TWICE, SHAPE_TREE_INSERT };
 
 /*
  * Give the copy the next update replays onto (the one readers are on) a
@@ -38,23 +31,6 @@ static void break_replayed_copy(const struct latch_seq *seq, struct latch_tree_n
 	unsigned idx = latch_seq_read_begin(seq) & 1u;
 
 	elem->node[idx].child[LATCH_RB_RIGHT] = &stray->node[idx];
-}
-
-/* A map of one range whose replayed copy is broken, and an insert after it. */
-static void shape_range(bool batch)
-{
-	static struct latch_range_map map = LATCH_RANGE_MAP_INIT;
-	static struct latch_range low = { .start = 10, .end = 20 },
-	                          high = { .start = 30, .end = 40 };
-	static struct latch_tree_node stray;
-	const struct latch_range_change change = { LATCH_TREE_INSERT, &high };
-
-	CHECK(latch_range_insert(&map, &low) == 0, "range insert");
-	break_replayed_copy(&map.tree.seq, &low.node, &stray);
-	if (batch)
-		latch_range_commit(&map, &change, 1);
-	else
-		latch_range_insert(&map, &high);
 }
 
 static struct latch_tree_root root = LATCH_TREE_ROOT_INIT;
@@ -84,12 +60,6 @@ static void commit_violation(int v)
 		latch_tree_insert(&root, &above.node, &test_elem_ops);
 		break;
 	}
-	case SHAPE_RANGE_INSERT:
-		shape_range(false);
-		break;
-	case SHAPE_RANGE_COMMIT:
-		shape_range(true);
-		break;
 	}
 }
 
@@ -116,8 +86,6 @@ int main(void)
 	expect_abort(ERASE_ABSENT, "latch_tree_erase");
 	expect_abort(ERASE_TWICE, "latch_tree_erase");
 	expect_abort(SHAPE_TREE_INSERT, "latch_tree_insert");
-	expect_abort(SHAPE_RANGE_INSERT, "latch_range_insert");
-	expect_abort(SHAPE_RANGE_COMMIT, "latch_range_commit");
 	/* The violations ran in children; here the tree is as it was. */
 	check_tree_invariants(&root, 8);
 	puts("test-contract: every violation was stopped with a message naming the call");

@@ -93,7 +93,6 @@ const struct bench_peer bench_peer_dlfo = {
 
 struct dlfo_latch {
 	struct latch_range_map map;
-	struct latch_range objects[64];
 };
 
 static void *dlfo_latch_create(size_t capacity)
@@ -101,14 +100,17 @@ static void *dlfo_latch_create(size_t capacity)
 	struct dlfo_latch *p = calloc(1, sizeof(*p));
 
 	(void)capacity;
-	if (p)
-		latch_range_map_init(&p->map);
+	if (p && latch_range_map_init(&p->map) != 0)
+		abort();
 	return p;
 }
 
 static void dlfo_latch_destroy(void *peer)
 {
-	free(peer);
+	struct dlfo_latch *p = peer;
+
+	latch_range_map_destroy(&p->map);
+	free(p);
 }
 
 static void dlfo_latch_load(void *peer, const long *keys, size_t n)
@@ -118,15 +120,14 @@ static void dlfo_latch_load(void *peer, const long *keys, size_t n)
 	size_t count = bench_dlfo_objects(ranges, 64);
 
 	(void)keys, (void)n; /* the objects are the process's own */
-	for (size_t i = 0; i < count; i++) {
-		p->objects[i].start = (uintptr_t)ranges[i][0];
-		p->objects[i].end = (uintptr_t)ranges[i][1];
-		if (latch_range_insert(&p->map, &p->objects[i]) != 0)
+	for (size_t i = 0; i < count; i++)
+		if (latch_range_insert(&p->map, (uintptr_t)ranges[i][0], (uintptr_t)ranges[i][1], p,
+		                       NULL) != 0)
 			abort(); /* loaded objects never overlap */
-	}
 }
 
-BENCH_FIND_MANY(dlfo_latch_find_many, struct dlfo_latch, latch_range_find(&p->map, (uintptr_t)key))
+BENCH_FIND_MANY(dlfo_latch_find_many, struct dlfo_latch,
+                latch_range_find(&p->map, (uintptr_t)key, NULL) ? p : NULL)
 
 const struct bench_peer bench_peer_dlfo_latch = {
 	.name = "latch",

@@ -9,7 +9,7 @@
 
 struct latch_range_peer {
 	struct latch_range_map map;
-	struct latch_range *pool;
+	long *pool; /* the start each slot holds */
 };
 
 static void *latch_range_create(size_t capacity)
@@ -17,9 +17,8 @@ static void *latch_range_create(size_t capacity)
 	struct latch_range_peer *p = bench_alloc_pooled(
 	    sizeof(*p), offsetof(struct latch_range_peer, pool), capacity, sizeof(*p->pool));
 
-	if (!p)
-		return NULL;
-	latch_range_map_init(&p->map);
+	if (p && latch_range_map_init(&p->map) != 0)
+		abort();
 	return p;
 }
 
@@ -27,6 +26,7 @@ static void latch_range_destroy(void *peer)
 {
 	struct latch_range_peer *p = peer;
 
+	latch_range_map_destroy(&p->map);
 	free(p->pool);
 	free(p);
 }
@@ -34,14 +34,10 @@ static void latch_range_destroy(void *peer)
 static void latch_range_peer_insert(void *peer, size_t slot, long key)
 {
 	struct latch_range_peer *p = peer;
-	struct latch_range *r = &p->pool[slot];
 
-	/* A slot keeps its range for the whole run: written before first use only. */
-	if (r->start != (uintptr_t)key) {
-		r->start = (uintptr_t)key;
-		r->end = (uintptr_t)key + BENCH_RANGE_LEN;
-	}
-	if (latch_range_insert(&p->map, r) != 0)
+	p->pool[slot] = key;
+	if (latch_range_insert(&p->map, (uintptr_t)key, (uintptr_t)key + BENCH_RANGE_LEN,
+	                       &p->pool[slot], NULL) != 0)
 		abort(); /* an overlap: the driver's keys are wrong */
 }
 
@@ -49,11 +45,29 @@ static void latch_range_peer_erase(void *peer, size_t slot)
 {
 	struct latch_range_peer *p = peer;
 
-	latch_range_erase(&p->map, &p->pool[slot]);
+	latch_range_erase(&p->map, (uintptr_t)p->pool[slot]);
+}
+
+/* One latch_range_load_sorted() of every range, keys increasing. */
+static void latch_range_peer_load_sorted(void *peer, const long *keys, size_t n)
+{
+	struct latch_range_peer *p = peer;
+	struct latch_range *r = malloc((n ? n : 1) * sizeof(*r));
+
+	if (!r)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		p->pool[i] = keys[i];
+		r[i] = (struct latch_range){ (uintptr_t)keys[i],
+			                     (uintptr_t)keys[i] + BENCH_RANGE_LEN, &p->pool[i] };
+	}
+	if (latch_range_load_sorted(&p->map, r, n, NULL) != 0)
+		abort(); /* unsorted or overlapping: the driver's keys are wrong */
+	free(r);
 }
 
 BENCH_FIND_MANY(latch_range_find_many, struct latch_range_peer,
-                latch_range_find(&p->map, (uintptr_t)key))
+                latch_range_find(&p->map, (uintptr_t)key, NULL) ? p : NULL)
 
 const struct bench_peer bench_range_peer_latch = {
 	.name = "latch",
@@ -62,5 +76,6 @@ const struct bench_peer bench_range_peer_latch = {
 	.destroy = latch_range_destroy,
 	.insert = latch_range_peer_insert,
 	.erase = latch_range_peer_erase,
+	.load_sorted = latch_range_peer_load_sorted,
 	.find_many = latch_range_find_many,
 };

@@ -21,10 +21,23 @@
 #include <stdint.h>
 
 #include <latch/range.h>
+#include <latch/tree.h>
 
 #define DEMO_STABLE_REGIONS 1024 /* never unregistered: must always resolve */
 #define DEMO_CHURN_REGIONS  1024 /* registered and unregistered all the time */
 #define DEMO_MAX_THREADS    64   /* workers besides the writer */
+
+/* A region of the fake code heap: [start, end), fixed for the whole run. */
+struct demo_region {
+	uintptr_t start, end;
+	struct latch_tree_node node; /* links of the single-copy peers' trees */
+};
+
+/* One change of an update: register or unregister a region. */
+struct demo_change {
+	enum latch_range_op op;
+	struct demo_region *region;
+};
 
 /* What an implementation is known to do in this scenario. */
 enum demo_expect {
@@ -45,13 +58,13 @@ struct demo_map {
 	 * Apply @n changes as one update (readers see all or none of a batch
 	 * where the map can).  Returns 0 or -errno.  Writer thread only.
 	 */
-	int (*apply)(const struct latch_range_change *changes, size_t n);
+	int (*apply)(const struct demo_change *changes, size_t n);
 	/*
 	 * The region holding @addr, or NULL; from the profiling signal
 	 * handler.  Returns 0, or -errno when the implementation refused
 	 * to look (then *found is NULL).
 	 */
-	int (*find)(uintptr_t addr, const struct latch_range **found);
+	int (*find)(uintptr_t addr, const struct demo_region **found);
 };
 
 /* liblatch, seqlock, rwlock: the order of the table. */

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The three region maps the demo compares.  All three hold the same
- * ranges (struct latch_range) in the same red-black tree code; they
- * differ only in how a lookup is kept safe from the writer:
+ * regions; they differ in how a lookup is kept safe from the writer:
  *
- *   liblatch  latch_range_map: two copies and a latch, a lookup never waits;
+ *   liblatch  latch_range_map: a B+-tree in two copies under a latch, a
+ *             lookup never waits (the value of each range is its region);
  *   seqlock   one copy; a lookup waits while an update is in progress;
  *   rwlock    one copy; a lookup takes the read side of a pthread rwlock.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "demo.h"
 #include "seqlock-tree.h"
@@ -21,31 +22,44 @@ static struct latch_range_map latch_map;
 
 static void latch_init(void)
 {
-	latch_range_map_init(&latch_map);
+	if (latch_range_map_init(&latch_map))
+		abort();
 }
 
 /* Single changes through insert/erase, batches through one commit. */
-static int latch_apply(const struct latch_range_change *changes, size_t n)
+static int latch_apply(const struct demo_change *changes, size_t n)
 {
-	if (n > 1)
-		return latch_range_commit(&latch_map, changes, n);
-	if (changes->op == LATCH_TREE_INSERT)
-		return latch_range_insert(&latch_map, changes->range);
-	latch_range_erase(&latch_map, changes->range);
-	return 0;
+	struct latch_range_change batch[8];
+	struct demo_region *r = changes->region;
+
+	if (n > 1) {
+		if (n > sizeof(batch) / sizeof(batch[0]))
+			return -E2BIG;
+		for (size_t i = 0; i < n; i++)
+			batch[i] = (struct latch_range_change){ changes[i].op,
+				                                { changes[i].region->start,
+				                                  changes[i].region->end,
+				                                  changes[i].region } };
+		return latch_range_commit(&latch_map, batch, n, NULL);
+	}
+	if (changes->op == LATCH_RANGE_INSERT)
+		return latch_range_insert(&latch_map, r->start, r->end, r, NULL);
+	return latch_range_erase(&latch_map, r->start);
 }
 
-static int latch_find(uintptr_t addr, const struct latch_range **found)
+static int latch_find(uintptr_t addr, const struct demo_region **found)
 {
-	*found = latch_range_find(&latch_map, addr);
+	struct latch_range r;
+
+	*found = latch_range_find(&latch_map, addr, &r) ? r.value : NULL;
 	return 0;
 }
 
 /* ---- the single-copy peers: the same tree, ordered by a range comparator -- */
 
-static struct latch_range *range_of(const struct latch_tree_node *n)
+static struct demo_region *range_of(const struct latch_tree_node *n)
 {
-	return latch_tree_entry(n, struct latch_range, node);
+	return latch_tree_entry(n, struct demo_region, node);
 }
 
 /* Ranges never overlap, so ordering them by start orders them fully. */
@@ -58,27 +72,27 @@ static bool range_less(const struct latch_tree_node *a, const struct latch_tree_
 static int range_comp(const void *key, const struct latch_tree_node *n)
 {
 	uintptr_t addr = *(const uintptr_t *)key;
-	const struct latch_range *r = range_of(n);
+	const struct demo_region *r = range_of(n);
 
 	return addr < r->start ? -1 : addr >= r->end ? 1 : 0;
 }
 
 static const struct latch_tree_ops range_ops = { range_less, range_comp };
 
-static const struct latch_range *range_or_null(const struct latch_tree_node *n)
+static const struct demo_region *range_or_null(const struct latch_tree_node *n)
 {
 	return n ? range_of(n) : NULL;
 }
 
 /* Apply @changes to the one copy; the caller keeps readers out. */
-static void one_copy_apply(struct latch_tree_root *root, const struct latch_range_change *changes,
+static void one_copy_apply(struct latch_tree_root *root, const struct demo_change *changes,
                            size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (changes[i].op == LATCH_TREE_INSERT)
-			one_copy_insert(root, &changes[i].range->node, &range_ops);
+		if (changes[i].op == LATCH_RANGE_INSERT)
+			one_copy_insert(root, &changes[i].region->node, &range_ops);
 		else
-			one_copy_erase(root, &changes[i].range->node);
+			one_copy_erase(root, &changes[i].region->node);
 	}
 }
 
@@ -89,7 +103,7 @@ static void seqlock_init(void)
 	seqlock_map = (struct seqlock_tree)SEQLOCK_TREE_INIT;
 }
 
-static int seqlock_apply(const struct latch_range_change *changes, size_t n)
+static int seqlock_apply(const struct demo_change *changes, size_t n)
 {
 	seqlock_tree_write_begin(&seqlock_map);
 	one_copy_apply(&seqlock_map.one, changes, n);
@@ -97,7 +111,7 @@ static int seqlock_apply(const struct latch_range_change *changes, size_t n)
 	return 0;
 }
 
-static int seqlock_find(uintptr_t addr, const struct latch_range **found)
+static int seqlock_find(uintptr_t addr, const struct demo_region **found)
 {
 	*found = range_or_null(seqlock_tree_find(&seqlock_map, &addr, &range_ops));
 	return 0;
@@ -111,7 +125,7 @@ static void rwlock_init(void)
 	latch_tree_init(&rwlock_map);
 }
 
-static int rwlock_apply(const struct latch_range_change *changes, size_t n)
+static int rwlock_apply(const struct demo_change *changes, size_t n)
 {
 	int err = pthread_rwlock_wrlock(&rwlock_lock);
 
@@ -122,7 +136,7 @@ static int rwlock_apply(const struct latch_range_change *changes, size_t n)
 	return 0;
 }
 
-static int rwlock_find(uintptr_t addr, const struct latch_range **found)
+static int rwlock_find(uintptr_t addr, const struct demo_region **found)
 {
 	/* glibc refuses (EDEADLK) when this thread holds the write side. */
 	int err = pthread_rwlock_rdlock(&rwlock_lock);

@@ -33,8 +33,8 @@
 #define CHURN_OFFSET 0x8000u  /* churning regions sit between stable ones */
 #define BATCH        4        /* changes in a batch: two out, two in */
 
-static struct latch_range demo_stable[DEMO_STABLE_REGIONS];
-static struct latch_range demo_churn[DEMO_CHURN_REGIONS];
+static struct demo_region demo_stable[DEMO_STABLE_REGIONS];
+static struct demo_region demo_churn[DEMO_CHURN_REGIONS];
 
 static const struct demo_map *map;
 static struct demo_shared *report;
@@ -77,13 +77,13 @@ static void lay_out_regions(void)
 static uintptr_t random_stable_address(unsigned long long *rng)
 {
 	unsigned long long r = next_random(rng);
-	const struct latch_range *region = &demo_stable[r % DEMO_STABLE_REGIONS];
+	const struct demo_region *region = &demo_stable[r % DEMO_STABLE_REGIONS];
 
 	return region->start + (uintptr_t)((r >> 32) % (region->end - region->start));
 }
 
 /* The stable region that holds @addr, by the layout. */
-static const struct latch_range *expected_region(uintptr_t addr)
+static const struct demo_region *expected_region(uintptr_t addr)
 {
 	return &demo_stable[(addr - BASE) / STRIDE];
 }
@@ -99,7 +99,7 @@ static void on_profiling_tick(int sig)
 {
 	struct demo_slot *s = my_slot;
 	int saved_errno = errno;
-	const struct latch_range *found;
+	const struct demo_region *found;
 	unsigned long long start, took;
 	uintptr_t pc;
 	unsigned interrupted;
@@ -216,38 +216,38 @@ static void *worker(void *arg)
  * Churning regions keep their addresses and are never freed, so one may
  * be registered again at once: no reader can see a changed key.
  */
-static size_t plan_update(struct latch_range_change *changes, bool *registered,
-                          unsigned long long *rng, unsigned long long n)
+static size_t plan_update(struct demo_change *changes, bool *registered, unsigned long long *rng,
+                          unsigned long long n)
 {
 	size_t len = 0;
 
 	if (n % 4u == 3u) {
 		for (unsigned tries = 0; tries < 64 && len < BATCH; tries++) {
 			unsigned i = (unsigned)(next_random(rng) % DEMO_CHURN_REGIONS);
-			enum latch_tree_op op =
-			    len >= BATCH / 2 ? LATCH_TREE_INSERT : LATCH_TREE_ERASE;
+			enum latch_range_op op =
+			    len >= BATCH / 2 ? LATCH_RANGE_INSERT : LATCH_RANGE_ERASE;
 			size_t k;
 
-			for (k = 0; k < len && changes[k].range != &demo_churn[i]; k++)
+			for (k = 0; k < len && changes[k].region != &demo_churn[i]; k++)
 				;
-			if (k == len && registered[i] == (op == LATCH_TREE_ERASE))
-				changes[len++] = (struct latch_range_change){ op, &demo_churn[i] };
+			if (k == len && registered[i] == (op == LATCH_RANGE_ERASE))
+				changes[len++] = (struct demo_change){ op, &demo_churn[i] };
 		}
 	}
 	if (len == 0) {
 		unsigned i = (unsigned)(next_random(rng) % DEMO_CHURN_REGIONS);
 
-		changes[len++] = (struct latch_range_change){ registered[i] ? LATCH_TREE_ERASE
-			                                                    : LATCH_TREE_INSERT,
-			                                      &demo_churn[i] };
+		changes[len++] =
+		    (struct demo_change){ registered[i] ? LATCH_RANGE_ERASE : LATCH_RANGE_INSERT,
+			                  &demo_churn[i] };
 	}
 	for (size_t k = 0; k < len; k++)
-		registered[changes[k].range - demo_churn] = changes[k].op == LATCH_TREE_INSERT;
+		registered[changes[k].region - demo_churn] = changes[k].op == LATCH_RANGE_INSERT;
 	return len;
 }
 
 /* Apply @changes to the map; a refusal is a bug the run reports. */
-static void apply_or_die(const struct latch_range_change *changes, size_t n)
+static void apply_or_die(const struct demo_change *changes, size_t n)
 {
 	int err = map->apply(changes, n);
 
@@ -273,7 +273,7 @@ static void *writer(void *arg)
 	struct demo_slot *s = arg;
 	unsigned long long rng = 0x2545f4914f6cdd1dull, n = 0;
 	timer_t timer = start_profiling(s, 0, &rng);
-	struct latch_range_change changes[BATCH];
+	struct demo_change changes[BATCH];
 
 	while (!stopping()) {
 		size_t len = plan_update(changes, registered, &rng, n);
@@ -306,7 +306,7 @@ _Noreturn void demo_scenario_run(const struct demo_map *m, const struct demo_opt
 {
 	pthread_t threads[DEMO_MAX_THREADS + 1];
 	struct sigaction sa;
-	struct latch_range_change change;
+	struct demo_change change;
 
 	map = m;
 	report = shared;
@@ -315,7 +315,7 @@ _Noreturn void demo_scenario_run(const struct demo_map *m, const struct demo_opt
 	lay_out_regions();
 	map->init();
 	for (unsigned i = 0; i < DEMO_STABLE_REGIONS; i++) {
-		change = (struct latch_range_change){ LATCH_TREE_INSERT, &demo_stable[i] };
+		change = (struct demo_change){ LATCH_RANGE_INSERT, &demo_stable[i] };
 		apply_or_die(&change, 1);
 	}
 

@@ -59,10 +59,11 @@ extern "C" {
 
 /* A pool of map nodes of one kind; contents private. */
 struct latch_btree_pool_ {
-	void *free_list; /* a node; the next free node is in its slot[0] */
-	void *chunks;    /* the newest chunk; each chunk links to the previous one */
-	size_t total;    /* nodes in all chunks */
-	size_t free;     /* nodes on the free list */
+	void *free_list;  /* a node; the next free node is in its slot[0] */
+	void *chunks;     /* the newest chunk; each chunk links to the previous one */
+	size_t total;     /* nodes in all chunks */
+	size_t free;      /* nodes on the free list */
+	size_t node_size; /* bytes per node */
 };
 
 /** An ordered latched map.  A complete type; contents are private. */
@@ -75,6 +76,7 @@ struct latch_map {
 		size_t height;
 	} copy[2];
 	struct latch_btree_pool_ pool[2]; /* [0]: inner nodes, [1]: leaves */
+	bool spans; /* leaves also hold an end per entry (the tree of a range map) */
 };
 
 /**

@@ -1,207 +1,240 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * latch/range.h - an address-range map on the latched tree.
+ * latch/range.h - an address-range map, latched.
  *
  * Answers "which range holds this address?" (a module, a JIT code blob, a
- * mapping) from any context: lookups never wait and are right on their
- * first attempt even in a signal handler that interrupted the writer.
+ * mapping, a symbol) from any context: lookups never wait and are right
+ * on their first attempt even in a signal handler that interrupted the
+ * writer on the same thread, at any instruction.
  *
- *	struct code_blob {
- *		struct latch_range range;   // [start, end), immutable while mapped
- *		const char *name;
- *	};
+ *	struct latch_range_map m;
+ *	latch_range_map_init(&m);
+ *	latch_range_insert(&m, 0x1000, 0x2000, blob, NULL);
+ *	struct latch_range r;
+ *	if (latch_range_find(&m, addr, &r)) ...   // r.value: from any context
  *
- * Ranges are half-open, [start, end), and never overlap.  The map keeps,
- * per copy, the lowest start and the highest end, so latch_range_find()
- * rejects addresses outside every range without a descent.
+ * Ranges are half-open, [start, end), with start < end, and never
+ * overlap (adjacent ranges are fine).  The map stores each range's start,
+ * end and value in the leaves of a B+-tree kept in two full copies (the
+ * tree of latch/map.h), so a lookup is one descent and a search inside
+ * one leaf, and never touches the caller's memory: ranges are passed and
+ * returned by value, and values are opaque pointers the map never
+ * dereferences.
  *
  * Synchronization table:
  *
- *	call                     context                 serialize with
- *	latch_range_find()       any, signal handlers    nothing
- *	latch_range_lower()      any, signal handlers    nothing
- *	latch_range_insert()     writer threads          nothing (the map locks)
- *	latch_range_erase()      writer threads          nothing (the map locks)
- *	latch_range_commit()     writer threads          nothing (the map locks)
- *	latch_range_map_init()   before sharing          everything
+ *	call                        context                 serialize with
+ *	latch_range_find()          any, signal handlers    nothing
+ *	latch_range_lower/ceil()    any, signal handlers    nothing
+ *	latch_range_first/next()    any, signal handlers    nothing
+ *	latch_range_count()         any, signal handlers    nothing
+ *	latch_range_insert()        writer threads          nothing (the map locks)
+ *	latch_range_erase()         writer threads          nothing (the map locks)
+ *	latch_range_commit()        writer threads          nothing (the map locks)
+ *	latch_range_load_sorted()   writer threads          nothing (the map locks)
+ *	latch_range_reserve()       writer threads          nothing (the map locks)
+ *	latch_range_map_init()      before sharing          everything
+ *	latch_range_map_destroy()   after every reader      everything
  *
- * The map serializes its writers with the mutex inside it; readers never
- * touch the mutex.  Writer calls therefore must not run in a signal
- * handler (the handler could interrupt the holder of the mutex).
+ * The map serializes its writers with a mutex inside it; readers never
+ * touch the mutex.  Writer calls allocate (malloc family) and lock, so
+ * they must not run in a signal handler.  Every error leaves the map
+ * unchanged.
  *
  * fork(): the child may use every map at once, lookups and writer calls
  * alike, even when another thread of the parent was inside a writer call
- * at the fork.  That call's batch is then, in the child, applied wholly
+ * at the fork.  That call's update is then, in the child, applied wholly
  * or not at all (lookups tell which); the child's first writer call on
- * each map restores the map's mutex and copies, at a cost of O(n) once.
+ * each map restores the map's mutex and copies, at a cost of O(n log n)
+ * once.
  *
- * Range lifetime is the caller's: after latch_range_erase() (or a commit
- * that erases it) returns, a reader may still be looking at the range, so
- * it may be freed or reused only after a grace period, e.g. liburcu's
- * synchronize_rcu() or call_rcu() with readers inside rcu_read_lock()
- * (see examples/range-reclaim-urcu.c).  start and end must not change
- * while the range is in the map.
+ * What a value points to is the caller's: after a range is erased, a
+ * reader may still hold its value, so the object may be freed only after
+ * a grace period, e.g. liburcu's synchronize_rcu() or call_rcu() with
+ * readers inside rcu_read_lock() (see examples/range-reclaim-urcu.c).
  */
 #ifndef LATCH_RANGE_H
 #define LATCH_RANGE_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include <latch/tree.h>
+#include <latch/map.h>
+#include <latch/visibility.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** A range [start, end) to embed in the caller's element. */
+/** A range [start, end) and its value; passed and returned by value. */
 struct latch_range {
-	uintptr_t start, end; /* set before insertion, immutable while in the map */
-	struct latch_tree_node node;
-};
-
-/** One change of a batch (see latch_range_commit()). */
-struct latch_range_change {
-	enum latch_tree_op op;
-	struct latch_range *range;
+	uintptr_t start, end;
+	void *value;
 };
 
 /**
  * An address-range map.  A complete type so it can live on the stack or
- * in static storage; initialise with LATCH_RANGE_MAP_INIT or
- * latch_range_map_init().  Contents are private.
+ * in static storage; initialise it with latch_range_map_init().  Contents
+ * are private.
  */
 struct latch_range_map {
-	struct latch_tree_root tree; /* ranges ordered by start */
-	/*
-	 * Per copy i: low[i] is the lowest start, high[i] the highest end of
-	 * the ranges in copy i (both 0 when it is empty).  The writer stores
-	 * them together with copy i, between the same flips, so a reader
-	 * reads them consistently with the copy it searches.
-	 */
-	uintptr_t low[2], high[2];
-	pthread_mutex_t lock; /* serializes writers; readers never touch it */
+	struct latch_map tree; /* keyed by start; leaves also hold each end */
+	pthread_mutex_t lock;  /* serializes writers; readers never touch it */
 	/* the fork generation @lock belongs to (fork(): see the file comment) */
 	unsigned long generation;
 };
 
-/** Static initialiser for an empty struct latch_range_map. */
-#define LATCH_RANGE_MAP_INIT                                                                       \
-	{                                                                                          \
-		LATCH_TREE_ROOT_INIT, { 0, 0 }, { 0, 0 }, PTHREAD_MUTEX_INITIALIZER, 0             \
-	}
-
 /**
  * latch_range_map_init() - make @m an empty map.
- * Cost O(1).  Must not race with any other call on @m.
+ * Returns 0, or -ENOMEM when the writers' mutex cannot be created.
+ * Cost O(1), allocates no node.  Must not race with any other call on @m.
  */
-LATCH_API void latch_range_map_init(struct latch_range_map *m);
+LATCH_API int latch_range_map_init(struct latch_range_map *m);
 
 /**
- * latch_range_insert() - add @r to the map.
- *
- * Returns 0; -EINVAL when r->start >= r->end; -EEXIST when @r overlaps a
- * range in the map (or is in it already).  On error the map is unchanged.
- * Readers see @r from the moment the call returns at the latest.
- * Cost O(log n) per copy, no allocation.  Writer threads, not signal
- * handlers; the map serializes concurrent writers itself.
+ * latch_range_map_destroy() - release every node of @m.
+ * Values are not touched.  Call it only when no reader can be inside @m
+ * any more.  Cost O(nodes).  Must not race with any other call on @m.
  */
-LATCH_API int latch_range_insert(struct latch_range_map *m, struct latch_range *r);
+LATCH_API void latch_range_map_destroy(struct latch_range_map *m);
 
 /**
- * latch_range_erase() - remove @r from the map.
+ * latch_range_reserve() - allocate now what @n ranges need.
  *
- * Returns 0; -ENOENT when @r is not in the map; -EINVAL when @r is NULL.
- * On error the map is unchanged.  @r may be freed or reused only after a
- * grace period (file comment).
- * Cost O(log n) per copy, no allocation.  Writer threads, not signal
- * handlers; the map serializes concurrent writers itself.
+ * Afterwards, as long as the map holds at most @n ranges, no single
+ * insert or erase allocates (a batch of latch_range_commit() with more
+ * than 16 changes still allocates its scratch array, and a bulk load one
+ * entry per 16 ranges).  Returns 0 or -ENOMEM (the contents are
+ * unchanged either way).  Cost O(n).  Writer threads; the map serializes
+ * writers itself.
  */
-LATCH_API int latch_range_erase(struct latch_range_map *m, struct latch_range *r);
+LATCH_API int latch_range_reserve(struct latch_range_map *m, size_t n);
+
+/**
+ * latch_range_insert() - add the range [@start, @end) with @value.
+ *
+ * Returns 0; -EINVAL when @start >= @end; -EEXIST when the range overlaps
+ * one in the map, which is then copied to *@collision (unless NULL; the
+ * one with the lowest start when several overlap); -ENOMEM.  On error the
+ * map is unchanged.  Readers see the range from the moment the call
+ * returns at the latest.  Cost O(log n) per copy.  Writer threads, not
+ * signal handlers; the map serializes concurrent writers itself.
+ */
+LATCH_API int latch_range_insert(struct latch_range_map *m, uintptr_t start, uintptr_t end,
+                                 void *value, struct latch_range *collision);
+
+/**
+ * latch_range_erase() - remove the range that starts at @start.
+ *
+ * Returns 0 or -ENOENT (no range starts at @start; the map is then
+ * unchanged).  Never allocates.  A reader may still hold the range's
+ * value after the call (file comment).  Cost O(log n) per copy.  Writer
+ * threads, not signal handlers; the map serializes writers itself.
+ */
+LATCH_API int latch_range_erase(struct latch_range_map *m, uintptr_t start);
+
+/** What a change of a batch does. */
+enum latch_range_op {
+	LATCH_RANGE_INSERT, /* add range; it must overlap no range in the map */
+	LATCH_RANGE_ERASE,  /* remove the range starting at range.start */
+};
+
+/** One change of a batch (see latch_range_commit()). */
+struct latch_range_change {
+	enum latch_range_op op;
+	struct latch_range range; /* an erase uses range.start only */
+};
 
 /**
  * latch_range_commit() - apply @n changes so that readers see all or none.
  *
- * Every check is made before the first change, in every build: returns
- * 0; -EINVAL when a change has no range or an unknown op, an insert has
- * start >= end, or the batch erases the same range twice; else -ENOENT
- * when an erase names a range not in the map; else -EEXIST when an insert
- * overlaps another insert of the batch or a range that stays in the map
- * (ranges the batch erases do not count: a batch may replace ranges by
- * overlapping ones), or is in the map already; -ENOMEM when a batch of
- * more than 16 changes cannot get its scratch array.  On error the map is
- * unchanged.  Erases are applied before inserts.
- * Cost O(n log n + n log N) for N ranges; allocates O(n) scratch memory
- * beyond 16 changes.  Writer threads, not signal handlers; the map
- * serializes concurrent writers itself.
+ * The changes apply in order, each to the map as the ones before it left
+ * it, so a batch may erase a range and insert an overlapping one in its
+ * place, or insert a range and erase it again.  Returns 0; else the error
+ * of the first bad change, and sets *@failed (unless NULL) to its index:
+ * -EINVAL for an unknown op or an insert with start >= end, -EEXIST for an
+ * insert that overlaps a range, -ENOENT for an erase where no range
+ * starts.  Returns -ENOMEM when memory runs out (*@failed is then @n).
+ * On error the map is unchanged (its contents; a failed batch may leave
+ * the copies' nodes shaped differently).  Cost O(n log N) per copy for N
+ * ranges; a batch of more than 16 changes allocates O(n) scratch memory.
+ * Writer threads, not signal handlers; the map serializes writers itself.
  */
 LATCH_API int latch_range_commit(struct latch_range_map *m,
-                                 const struct latch_range_change *changes, size_t n);
-
-/* The range embedding @n, or NULL. */
-static inline struct latch_range *latch_range_of_(const struct latch_tree_node *n)
-{
-	return n ? latch_tree_entry_unconst_(n, struct latch_range, node) : NULL;
-}
-
-/* Order the address *@probe against a range's start (see latch_tree_seek_()). */
-static inline int latch_range_order_(const void *probe, const struct latch_tree_node *n,
-                                     const struct latch_tree_ops *ops)
-{
-	uintptr_t addr = *(const uintptr_t *)probe, start = latch_range_of_(n)->start;
-
-	(void)ops;
-	return (addr > start) - (addr < start);
-}
-
-/* Is the address *@probe within copy @idx's bounds?  Reader side. */
-static inline bool latch_range_admit_(const void *gate, unsigned idx, const void *probe)
-{
-	const struct latch_range_map *m = (const struct latch_range_map *)gate;
-	uintptr_t addr = *(const uintptr_t *)probe;
-
-	/*
-	 * Relaxed: the bounds of copy idx are stored between the same flips
-	 * as copy idx's links, so the latch orders them exactly like the
-	 * links: the acquire load of the count makes the stores before the
-	 * last flip visible, and the retry check discards a read that saw a
-	 * later store.
-	 */
-	return addr >= LATCH_LOAD_RELAXED(&m->low[idx]) && addr < LATCH_LOAD_RELAXED(&m->high[idx]);
-}
+                                 const struct latch_range_change *changes, size_t n,
+                                 size_t *failed);
 
 /**
- * latch_range_find() - the range holding @addr, or NULL.
+ * latch_range_load_sorted() - replace the whole contents by @n ranges.
  *
- * Addresses below the lowest start or at or above the highest end are
- * rejected without a descent.  Never waits; right on its first attempt
- * when it interrupted the writer.
- * Cost O(1) outside the bounds, O(log n) per attempt inside.  Any context,
- * including signal handlers; needs no serialization.
+ * @ranges must be sorted by start and must not overlap.  Readers see the
+ * old contents or the new ones.  Builds fully packed nodes; @n == 0
+ * empties the map.  Returns 0; -EINVAL for a range with start >= end or
+ * a start below the one before it; -EEXIST for a range that overlaps the
+ * one before it (equal starts included); in both cases *@failed (unless
+ * NULL) is set to its index.  Returns -ENOMEM (*@failed = @n) when memory
+ * runs out.  On error the map is unchanged.  Cost O(n + N) for N old
+ * ranges.  Writer threads, not signal handlers; the map serializes
+ * writers itself.
  */
-static inline struct latch_range *latch_range_find(const struct latch_range_map *m, uintptr_t addr)
-{
-	struct latch_range *r =
-	    latch_range_of_(latch_tree_seek_(&m->tree, latch_range_order_, &addr, NULL,
-	                                     LATCH_TREE_SEEK_FLOOR_, latch_range_admit_, m));
-
-	/* end is immutable while @r can be seen, so no latch is needed for it. */
-	return r && addr < r->end ? r : NULL;
-}
+LATCH_API int latch_range_load_sorted(struct latch_range_map *m, const struct latch_range *ranges,
+                                      size_t n, size_t *failed);
 
 /**
- * latch_range_lower() - the range with the greatest start <= @addr, or NULL.
+ * latch_range_find() - the range that holds @addr.
  *
- * Unlike latch_range_find() it applies no bounds: an address past every
- * end gets the last range, an address in a gap the range before the gap.
- * Cost O(log n) per attempt, never waits.  Any context, including signal
- * handlers; needs no serialization.
+ * Returns true and copies it to *@out (unless NULL) when a range of the
+ * map holds @addr.  One descent and a search inside one leaf; never
+ * waits, right on its first attempt when it interrupted the writer.
+ * Cost O(log n).  Any context, signal handlers included.
  */
-static inline struct latch_range *latch_range_lower(const struct latch_range_map *m, uintptr_t addr)
-{
-	return latch_range_of_(latch_tree_seek_(&m->tree, latch_range_order_, &addr, NULL,
-	                                        LATCH_TREE_SEEK_FLOOR_, NULL, NULL));
-}
+LATCH_API bool latch_range_find(const struct latch_range_map *m, uintptr_t addr,
+                                struct latch_range *out);
+
+/**
+ * latch_range_lower() - the range with the greatest start <= @addr.
+ *
+ * Unlike latch_range_find() it does not require @addr inside the range:
+ * an address in a gap gets the range before the gap.  Returns false when
+ * every range starts above @addr.  Cost O(log n), never waits.  Any
+ * context, signal handlers included.
+ */
+LATCH_API bool latch_range_lower(const struct latch_range_map *m, uintptr_t addr,
+                                 struct latch_range *out);
+
+/**
+ * latch_range_ceil() - the range with the least start >= @addr.
+ * Returns false when there is none.  Cost O(log n), never waits.  Any
+ * context, signal handlers included.
+ */
+LATCH_API bool latch_range_ceil(const struct latch_range_map *m, uintptr_t addr,
+                                struct latch_range *out);
+
+/**
+ * latch_range_first() - the range with the least start.
+ * Returns false when the map is empty.  Cost O(log n), never waits.  Any
+ * context, signal handlers included.
+ */
+LATCH_API bool latch_range_first(const struct latch_range_map *m, struct latch_range *out);
+
+/**
+ * latch_range_next() - the range with the least start > @start.
+ *
+ * Each call is one lookup, so a walk by first() and next() is weakly
+ * consistent: it sees every range present throughout the walk, in order,
+ * none twice.  Cost O(log n), never waits.  Any context, signal handlers
+ * included.
+ */
+LATCH_API bool latch_range_next(const struct latch_range_map *m, uintptr_t start,
+                                struct latch_range *out);
+
+/**
+ * latch_range_count() - the number of ranges.
+ * Cost O(1), never waits.  Any context, signal handlers included.
+ */
+LATCH_API size_t latch_range_count(const struct latch_range_map *m);
 
 #ifdef __cplusplus
 }

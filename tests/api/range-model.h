@@ -1,97 +1,182 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A reference model of a range map over a small address space, for tests:
- * which range owns each address, and the whole-map checks against it.
+ * A reference model of a range map, for tests: the ranges sorted by
+ * start, and the checks of a map against it: the B+-tree invariants of
+ * both copies (the separator invariant among them: map-check.h), no
+ * overlap, and every reader call.
  */
 #ifndef LATCH_TESTS_RANGE_MODEL_H
 #define LATCH_TESTS_RANGE_MODEL_H
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <latch/range.h>
 
-#include "../tree-invariants.h"
-
-#define SPACE 512L /* addresses 0 .. SPACE-1 can be in ranges */
-#define POOL  64L  /* ranges the tests use */
+#include "map-check.h"
 
 struct range_model {
-	struct latch_range ranges[POOL];
-	bool linked[POOL];
-	long owner[SPACE]; /* index of the range holding each address, or -1 */
-	long nlinked;
+	struct latch_range *r; /* sorted by start, not overlapping */
+	size_t n, cap;
 };
 
-static inline bool range_model_less(const struct latch_tree_node *a,
-                                    const struct latch_tree_node *b)
+static inline void range_model_init(struct range_model *rm, size_t cap)
 {
-	return latch_range_of_(a)->start < latch_range_of_(b)->start;
+	rm->r = malloc(cap * sizeof(*rm->r));
+	CHECK(rm->r, "out of memory");
+	rm->n = 0;
+	rm->cap = cap;
 }
 
-static const struct latch_tree_ops range_model_ops = { range_model_less, NULL };
-
-/* Rebuild owner[] and nlinked from linked[]. */
-static inline void range_model_paint(struct range_model *rm)
+/* Index of the first range with start >= @start. */
+static inline size_t range_model_at(const struct range_model *rm, uintptr_t start)
 {
-	rm->nlinked = 0;
-	for (long a = 0; a < SPACE; a++)
-		rm->owner[a] = -1;
-	for (long i = 0; i < POOL; i++) {
-		if (!rm->linked[i])
-			continue;
-		rm->nlinked++;
-		for (uintptr_t a = rm->ranges[i].start; a < rm->ranges[i].end; a++)
-			rm->owner[a] = i;
+	size_t lo = 0, hi = rm->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rm->r[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Insert [start, end) as the map must: 0, -EINVAL or -EEXIST (*hit: the lowest overlapped). */
+static inline int range_model_insert(struct range_model *rm, struct latch_range x,
+                                     struct latch_range *hit)
+{
+	size_t i = range_model_at(rm, x.start);
+
+	if (x.start >= x.end)
+		return -EINVAL;
+	if (i > 0 && rm->r[i - 1].end > x.start) {
+		*hit = rm->r[i - 1];
+		return -EEXIST;
+	}
+	if (i < rm->n && rm->r[i].start < x.end) {
+		*hit = rm->r[i];
+		return -EEXIST;
+	}
+	CHECK(rm->n < rm->cap, "model full");
+	memmove(&rm->r[i + 1], &rm->r[i], (rm->n - i) * sizeof(*rm->r));
+	rm->r[i] = x;
+	rm->n++;
+	return 0;
+}
+
+static inline int range_model_erase(struct range_model *rm, uintptr_t start)
+{
+	size_t i = range_model_at(rm, start);
+
+	if (i == rm->n || rm->r[i].start != start)
+		return -ENOENT;
+	memmove(&rm->r[i], &rm->r[i + 1], (rm->n - i - 1) * sizeof(*rm->r));
+	rm->n--;
+	return 0;
+}
+
+/* A batch as the map must apply it: in order, all or nothing; *failed on error. */
+static inline int range_model_commit(struct range_model *rm, const struct latch_range_change *c,
+                                     size_t n, size_t *failed)
+{
+	struct range_model after = { malloc((rm->n + n + 1) * sizeof(*rm->r)), rm->n,
+		                     rm->n + n + 1 };
+	struct latch_range hit;
+	int err = 0;
+
+	CHECK(after.r, "out of memory");
+	memcpy(after.r, rm->r, rm->n * sizeof(*rm->r));
+	for (size_t k = 0; k < n && !err; k++) {
+		*failed = k;
+		if (c[k].op == LATCH_RANGE_INSERT)
+			err = range_model_insert(&after, c[k].range, &hit);
+		else if (c[k].op == LATCH_RANGE_ERASE)
+			err = range_model_erase(&after, c[k].range.start);
+		else
+			err = -EINVAL;
+	}
+	if (!err) {
+		CHECK(after.n <= rm->cap, "model full");
+		memcpy(rm->r, after.r, after.n * sizeof(*rm->r));
+		rm->n = after.n;
+	}
+	free(after.r);
+	return err;
+}
+
+static inline bool range_eq(struct latch_range a, struct latch_range b)
+{
+	return a.start == b.start && a.end == b.end && a.value == b.value;
+}
+
+/* Both copies hold the model's ranges, validly (shapes may differ: see latch_range_commit()). */
+static inline void range_model_check_tree(const struct latch_range_map *m,
+                                          const struct range_model *rm)
+{
+	const struct shape *s = check_copies(&m->tree, rm->n, false);
+
+	for (size_t i = 0; i < rm->n; i++) {
+		struct latch_range got = { (uintptr_t)s[0].keys[i], s[0].ends[i],
+			                   (void *)s[0].slots[i] };
+
+		CHECK(range_eq(got, rm->r[i]), "range %zu: [%lu, %lu), model [%lu, %lu)", i,
+		      (unsigned long)got.start, (unsigned long)got.end,
+		      (unsigned long)rm->r[i].start, (unsigned long)rm->r[i].end);
+		CHECK(i == 0 || got.start >= rm->r[i - 1].end, "ranges %zu and %zu overlap", i - 1,
+		      i);
 	}
 }
 
-/* The range the model says latch_range_lower(@addr) returns, or NULL. */
-static inline const struct latch_range *range_model_lower(const struct range_model *rm,
-                                                          uintptr_t addr)
+/* Every reader call at @addr against the model. */
+static inline void range_model_check_at(const struct latch_range_map *m,
+                                        const struct range_model *rm, uintptr_t addr)
 {
-	const struct latch_range *best = NULL;
+	size_t i = range_model_at(rm, addr); /* first start >= addr */
+	bool exact = i < rm->n && rm->r[i].start == addr;
+	size_t lo = exact ? i + 1 : i; /* ranges [0, lo) start <= addr */
+	bool holds = lo > 0 && addr < rm->r[lo - 1].end;
+	size_t nx = exact ? i + 1 : i; /* first start > addr */
+	struct latch_range got;
 
-	for (long i = 0; i < POOL; i++)
-		if (rm->linked[i] && rm->ranges[i].start <= addr &&
-		    (!best || rm->ranges[i].start > best->start))
-			best = &rm->ranges[i];
-	return best;
+	CHECK(latch_range_find(m, addr, &got) == holds, "find(%lu)", (unsigned long)addr);
+	CHECK(!holds || range_eq(got, rm->r[lo - 1]), "find(%lu): wrong range",
+	      (unsigned long)addr);
+	CHECK(latch_range_find(m, addr, NULL) == holds, "find(%lu) without out",
+	      (unsigned long)addr);
+	CHECK(latch_range_lower(m, addr, &got) == (lo > 0), "lower(%lu)", (unsigned long)addr);
+	CHECK(lo == 0 || range_eq(got, rm->r[lo - 1]), "lower(%lu): wrong range",
+	      (unsigned long)addr);
+	CHECK(latch_range_ceil(m, addr, &got) == (i < rm->n), "ceil(%lu)", (unsigned long)addr);
+	CHECK(i == rm->n || range_eq(got, rm->r[i]), "ceil(%lu): wrong range", (unsigned long)addr);
+	CHECK(latch_range_next(m, addr, &got) == (nx < rm->n), "next(%lu)", (unsigned long)addr);
+	CHECK(nx == rm->n || range_eq(got, rm->r[nx]), "next(%lu): wrong range",
+	      (unsigned long)addr);
 }
 
-/* Both copies, both copies' bounds, and every lookup agree with the model. */
-static inline void range_model_check(const struct latch_range_map *m, const struct range_model *rm)
+/*
+ * The whole check: both copies, the count, a walk by first/next, and
+ * every reader call at each address of [0, @space) and past it.
+ */
+static inline void range_model_check(const struct latch_range_map *m, const struct range_model *rm,
+                                     uintptr_t space)
 {
-	uintptr_t low = 0, high = 0;
-	const struct latch_range *lower = NULL;
-	bool any = false;
+	struct latch_range got;
+	size_t k = 0;
 
-	check_latch_tree(&m->tree, rm->nlinked, &range_model_ops);
-	for (long i = 0; i < POOL; i++) {
-		if (!rm->linked[i])
-			continue;
-		low = any && low < rm->ranges[i].start ? low : rm->ranges[i].start;
-		high = rm->ranges[i].end > high ? rm->ranges[i].end : high;
-		any = true;
-	}
-	for (unsigned idx = 0; idx < 2; idx++)
-		CHECK(m->low[idx] == low && m->high[idx] == high,
-		      "copy %u bounds [%lu, %lu), expected [%lu, %lu)", idx,
-		      (unsigned long)m->low[idx], (unsigned long)m->high[idx], (unsigned long)low,
-		      (unsigned long)high);
-
-	for (uintptr_t a = 0; a < (uintptr_t)SPACE + 40; a++) {
-		const struct latch_range *r = latch_range_find(m, a);
-		long own = a < (uintptr_t)SPACE ? rm->owner[a] : -1;
-
-		CHECK(r == (own < 0 ? NULL : &rm->ranges[own]), "find(%lu): wrong range",
-		      (unsigned long)a);
-		if (a < (uintptr_t)SPACE && own < 0)
-			lower = range_model_lower(rm, a);
-		else if (own >= 0)
-			lower = &rm->ranges[own];
-		CHECK(latch_range_lower(m, a) == lower, "lower(%lu): wrong range",
-		      (unsigned long)a);
-	}
-	CHECK(latch_range_find(m, UINTPTR_MAX) == NULL, "find(UINTPTR_MAX) is outside every range");
-	CHECK(latch_range_lower(m, UINTPTR_MAX) == lower, "lower(UINTPTR_MAX) is the last range");
+	range_model_check_tree(m, rm);
+	CHECK(latch_range_count(m) == rm->n, "count %zu, model %zu", latch_range_count(m), rm->n);
+	for (bool more = latch_range_first(m, &got); more;
+	     more = latch_range_next(m, got.start, &got))
+		CHECK(k < rm->n && range_eq(got, rm->r[k++]), "walk: range %zu", k);
+	CHECK(k == rm->n, "the walk saw %zu ranges of %zu", k, rm->n);
+	for (uintptr_t a = 0; a < space + 40; a++)
+		range_model_check_at(m, rm, a);
+	range_model_check_at(m, rm, UINTPTR_MAX);
+	range_model_check_at(m, rm, UINTPTR_MAX - 1);
 }
 
 #endif /* LATCH_TESTS_RANGE_MODEL_H */

@@ -25,8 +25,7 @@
 
 static struct latch_tree_root tree = LATCH_TREE_ROOT_INIT;
 static struct test_elem elems[4] = { { .key = 1 }, { .key = 2 }, { .key = 2 }, { .key = 3 } };
-static struct latch_range_map map = LATCH_RANGE_MAP_INIT;
-static struct latch_range ranges[1] = { { .start = 10, .end = 20 } };
+static struct latch_range_map map;
 
 /* The state every case starts from: elems 0 and 1 in the tree, range 0 in the map. */
 static void check_initial_state(void)
@@ -35,9 +34,11 @@ static void check_initial_state(void)
 	CHECK(test_find(&tree, 1) == &elems[0] && test_find(&tree, 2) == &elems[1] &&
 	          test_find(&tree, 3) == NULL,
 	      "tree lookups");
-	CHECK(latch_range_find(&map, 15) == &ranges[0] && latch_range_find(&map, 35) == NULL &&
-	          map.low[0] == 10 && map.high[1] == 20,
-	      "map lookups and bounds");
+	struct latch_range r;
+
+	CHECK(latch_range_find(&map, 15, &r) && r.start == 10 && r.end == 20 && r.value == &map &&
+	          !latch_range_find(&map, 35, NULL) && latch_range_count(&map) == 1,
+	      "map lookups");
 }
 
 static void on_abort(int sig)
@@ -145,15 +146,22 @@ static void misuse(int which)
 /* The range map's writer calls report misuse and leave the map unchanged. */
 static void range_errors(void)
 {
-	static struct latch_range absent = { .start = 30, .end = 40 };
-	const struct latch_range_change erase_absent = { LATCH_TREE_ERASE, &absent };
-	const struct latch_range_change unknown = { (enum latch_tree_op)7, &ranges[0] };
+	const struct latch_range_change erase_absent = { LATCH_RANGE_ERASE, { 30, 40, NULL } };
+	const struct latch_range_change unknown = { (enum latch_range_op)7, { 50, 60, NULL } };
+	const struct latch_range bad_load[2] = { { 1, 5, NULL }, { 4, 8, NULL } };
+	struct latch_range hit;
+	size_t failed = 9;
 
-	CHECK(latch_range_erase(&map, &absent) == -ENOENT, "erase of a range not in the map");
-	CHECK(latch_range_erase(&map, NULL) == -EINVAL, "erase of NULL");
-	CHECK(latch_range_commit(&map, &erase_absent, 1) == -ENOENT, "batch erasing a stranger");
-	CHECK(latch_range_commit(&map, &unknown, 1) == -EINVAL, "batch with an unknown op");
-	CHECK(latch_range_insert(&map, &ranges[0]) == -EEXIST, "insert of a range in the map");
+	CHECK(latch_range_erase(&map, 30) == -ENOENT, "erase of a range not in the map");
+	CHECK(latch_range_erase(&map, 15) == -ENOENT, "erase by an address inside a range");
+	CHECK(latch_range_commit(&map, &erase_absent, 1, &failed) == -ENOENT && failed == 0,
+	      "batch erasing a stranger");
+	CHECK(latch_range_commit(&map, &unknown, 1, NULL) == -EINVAL, "batch with an unknown op");
+	CHECK(latch_range_insert(&map, 10, 20, NULL, &hit) == -EEXIST && hit.start == 10,
+	      "insert of a range in the map");
+	CHECK(latch_range_insert(&map, 20, 10, NULL, NULL) == -EINVAL, "inverted range");
+	CHECK(latch_range_load_sorted(&map, bad_load, 2, &failed) == -EEXIST && failed == 1,
+	      "load of overlapping ranges");
 	check_initial_state();
 }
 
@@ -169,7 +177,8 @@ int main(void)
 
 	latch_tree_insert(&tree, &elems[0].node, &test_elem_ops);
 	latch_tree_insert(&tree, &elems[1].node, &test_elem_ops);
-	CHECK(latch_range_insert(&map, &ranges[0]) == 0, "range insert");
+	CHECK(latch_range_map_init(&map) == 0 && latch_range_insert(&map, 10, 20, &map, NULL) == 0,
+	      "range insert");
 	check_initial_state();
 
 	for (int which = 0; which < cases; which++)

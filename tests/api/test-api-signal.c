@@ -35,7 +35,8 @@ static volatile sig_atomic_t phase, in_update, hits, ticks;
 
 /* Phase 1: 32 stable ranges [100j, 100j+50) and 32 churning [100j+50, 100j+90). */
 #define SLOTS 32
-static struct latch_range_map map = LATCH_RANGE_MAP_INIT;
+/* Each range's value is its own entry here, so an answer names the range it stands for. */
+static struct latch_range_map map;
 static struct latch_range stable[SLOTS], churn[SLOTS];
 static volatile sig_atomic_t present[SLOTS], pending = -1;
 
@@ -57,14 +58,26 @@ struct snapshot {
 static LATCH_VALUE(struct snapshot) value;
 static volatile sig_atomic_t stored;
 
+/* The entry of the range holding @addr (of the one with the greatest start <= @addr for @lower). */
+static const struct latch_range *answer(uintptr_t addr, bool lower)
+{
+	struct latch_range r;
+	bool hit = lower ? latch_range_lower(&map, addr, &r) : latch_range_find(&map, addr, &r);
+	const struct latch_range *e = hit ? r.value : NULL;
+
+	SIG_CHECK(!e || (e->start == r.start && e->end == r.end),
+	          "a range with a stranger's value");
+	return e;
+}
+
 static void check_ranges(long j)
 {
-	const struct latch_range *r = latch_range_find(&map, (uintptr_t)(100 * j + 60));
-	const struct latch_range *low = latch_range_lower(&map, (uintptr_t)(100 * j + 95));
+	const struct latch_range *r = answer((uintptr_t)(100 * j + 60), false);
+	const struct latch_range *low = answer((uintptr_t)(100 * j + 95), true);
 
-	SIG_CHECK(latch_range_find(&map, (uintptr_t)(100 * j + 10)) == &stable[j],
+	SIG_CHECK(answer((uintptr_t)(100 * j + 10), false) == &stable[j],
 	          "a stable range was not found");
-	SIG_CHECK(latch_range_find(&map, (uintptr_t)(100 * j + 95)) == NULL, "a gap was found");
+	SIG_CHECK(answer((uintptr_t)(100 * j + 95), false) == NULL, "a gap was found");
 	if (j == pending) {
 		SIG_CHECK(r == NULL || r == &churn[j], "a range in flux gave a wrong answer");
 		SIG_CHECK(low == &stable[j] || low == &churn[j], "lower of a range in flux");
@@ -77,7 +90,7 @@ static void check_ranges(long j)
 
 static void check_batches(void)
 {
-	const struct latch_range *first = latch_range_find(&map, 5001);
+	const struct latch_range *first = answer(5001, false);
 	bool wide_seen = first == &wide[0];
 	const struct latch_tree_node *n;
 	long g, key = 0;
@@ -86,7 +99,7 @@ static void check_batches(void)
 	SIG_CHECK(in_update || wide_seen == (wide_in != 0),
 	          "the range batch is in the wrong state");
 	for (long k = 0; k < NARROW; k++) {
-		const struct latch_range *r = latch_range_find(&map, (uintptr_t)(5001 + 16 * k));
+		const struct latch_range *r = answer((uintptr_t)(5001 + 16 * k), false);
 
 		SIG_CHECK(r == (wide_seen ? &wide[k / 2] : &narrow[k]),
 		          "a range batch was seen in part");
@@ -173,9 +186,10 @@ static void ranges_step(long n)
 	pending = j;
 	in_update = 1;
 	if (present[j])
-		latch_range_erase(&map, &churn[j]);
+		CHECK(latch_range_erase(&map, churn[j].start) == 0, "erase churn %ld", j);
 	else
-		CHECK(latch_range_insert(&map, &churn[j]) == 0, "insert churn %ld", j);
+		CHECK(latch_range_insert(&map, churn[j].start, churn[j].end, &churn[j], NULL) == 0,
+		      "insert churn %ld", j);
 	in_update = 0;
 	present[j] = !present[j];
 	pending = -1;
@@ -187,13 +201,15 @@ static void batches_step(long n)
 	struct latch_tree_change tchanges[32];
 	long c = 0;
 
+	/* The side that is in goes first: a batch applies in order. */
 	for (long k = 0; k < NARROW + WIDE; k++) {
-		bool is_wide = k >= NARROW;
+		bool is_wide = wide_in ? k < WIDE : k >= NARROW;
+		long i = is_wide ? (wide_in ? k : k - NARROW) : (wide_in ? k - WIDE : k);
 
 		changes[k] =
-		    (struct latch_range_change){ is_wide == (wide_in != 0) ? LATCH_TREE_ERASE
-			                                                   : LATCH_TREE_INSERT,
-			                         is_wide ? &wide[k - NARROW] : &narrow[k] };
+		    (struct latch_range_change){ k < (wide_in ? WIDE : NARROW) ? LATCH_RANGE_ERASE
+			                                                       : LATCH_RANGE_INSERT,
+			                         is_wide ? wide[i] : narrow[i] };
 	}
 	for (long k = 0; k < 16; k++) {
 		tchanges[c++] =
@@ -204,7 +220,7 @@ static void batches_step(long n)
 	in_update = 1;
 	switch (n % 3) {
 	case 0:
-		CHECK(latch_range_commit(&map, changes, NARROW + WIDE) == 0, "range batch");
+		CHECK(latch_range_commit(&map, changes, NARROW + WIDE, NULL) == 0, "range batch");
 		wide_in = !wide_in;
 		in_update = 0;
 		break;
@@ -241,21 +257,26 @@ int main(void)
 	long min_hits = test_env_long("LATCH_TEST_SIGNAL_HITS", 1000);
 	timer_t timer;
 
+	CHECK(latch_range_map_init(&map) == 0, "init");
 	for (long j = 0; j < SLOTS; j++) {
-		stable[j] = (struct latch_range){ .start = (uintptr_t)(100 * j),
-			                          .end = (uintptr_t)(100 * j + 50) };
-		churn[j] = (struct latch_range){ .start = (uintptr_t)(100 * j + 50),
-			                         .end = (uintptr_t)(100 * j + 90) };
-		CHECK(latch_range_insert(&map, &stable[j]) == 0, "insert stable %ld", j);
+		stable[j] = (struct latch_range){ (uintptr_t)(100 * j), (uintptr_t)(100 * j + 50),
+			                          &stable[j] };
+		churn[j] = (struct latch_range){ (uintptr_t)(100 * j + 50),
+			                         (uintptr_t)(100 * j + 90), &churn[j] };
+		CHECK(latch_range_insert(&map, stable[j].start, stable[j].end, &stable[j], NULL) ==
+		          0,
+		      "insert stable %ld", j);
 	}
 	for (long k = 0; k < NARROW; k++) {
-		narrow[k] = (struct latch_range){ .start = (uintptr_t)(5000 + 16 * k),
-			                          .end = (uintptr_t)(5016 + 16 * k) };
-		CHECK(latch_range_insert(&map, &narrow[k]) == 0, "insert narrow %ld", k);
+		narrow[k] = (struct latch_range){ (uintptr_t)(5000 + 16 * k),
+			                          (uintptr_t)(5016 + 16 * k), &narrow[k] };
+		CHECK(latch_range_insert(&map, narrow[k].start, narrow[k].end, &narrow[k], NULL) ==
+		          0,
+		      "insert narrow %ld", k);
 	}
 	for (long k = 0; k < WIDE; k++)
-		wide[k] = (struct latch_range){ .start = (uintptr_t)(5000 + 32 * k),
-			                        .end = (uintptr_t)(5032 + 32 * k) };
+		wide[k] = (struct latch_range){ (uintptr_t)(5000 + 32 * k),
+			                        (uintptr_t)(5032 + 32 * k), &wide[k] };
 	for (long k = 0; k < 16; k++) {
 		gen[0][k].key = gen[1][k].key = k;
 		latch_tree_insert(&tree, &gen[0][k].node, &test_elem_ops);

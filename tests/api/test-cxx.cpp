@@ -75,19 +75,20 @@ static int check_value_types()
 
 int main()
 {
-	static latch_range_map map = LATCH_RANGE_MAP_INIT;
+	static latch_range_map map;
 	static LATCH_VALUE(params) value;
 	latch_range r{};
 	params in{ 7, { 'l', 'a', 't', 'c', 'h' } }, out{};
 
-	r.start = 100;
-	r.end = 200;
-	CXX_CHECK(latch_range_insert(&map, &r) == 0);
-	CXX_CHECK(latch_range_find(&map, 150) == &r);
-	CXX_CHECK(latch_range_lower(&map, 500) == &r);
-	CXX_CHECK(latch_tree_first(&map.tree) == &r.node && latch_tree_last(&map.tree) == &r.node);
-	latch_range_erase(&map, &r);
-	CXX_CHECK(latch_range_find(&map, 150) == nullptr);
+	CXX_CHECK(latch_range_map_init(&map) == 0);
+	CXX_CHECK(latch_range_insert(&map, 100, 200, &map, nullptr) == 0);
+	CXX_CHECK(latch_range_find(&map, 150, &r) && r.start == 100 && r.end == 200 &&
+	          r.value == &map);
+	CXX_CHECK(latch_range_lower(&map, 500, nullptr) && latch_range_first(&map, &r) &&
+	          !latch_range_next(&map, r.start, nullptr) && latch_range_count(&map) == 1);
+	CXX_CHECK(latch_range_erase(&map, 100) == 0);
+	CXX_CHECK(!latch_range_find(&map, 150, nullptr));
+	latch_range_map_destroy(&map);
 
 	latch_value_store(&value, &in);
 	latch_value_load(&value, &out);

@@ -21,36 +21,24 @@
 
 #include <latch/range.h>
 
-#include "../tree-invariants.h"
+#include "map-check.h"
 
 #define PER_SET   8 /* ranges in A and in B: a swap is a batch of 16 */
 #define STRIDE    100
 #define WATCHDOG  10 /* seconds a child may take before SIGALRM kills it */
 #define MIN_FORKS 24
 
-static struct latch_range_map map = LATCH_RANGE_MAP_INIT;
+static struct latch_range_map map;
 static struct latch_range set_a[PER_SET], set_b[PER_SET];
 static int stop;
 
-static bool range_less(const struct latch_tree_node *a, const struct latch_tree_node *b)
-{
-	return latch_range_of_(a)->start < latch_range_of_(b)->start;
-}
-
-static int range_comp(const void *key, const struct latch_tree_node *n)
-{
-	return latch_range_order_(key, n, NULL);
-}
-
-static const struct latch_tree_ops range_ops = { range_less, range_comp };
-
 /* Fill @changes with a batch that erases @from and inserts @to. */
-static void swap_batch(struct latch_range_change *changes, struct latch_range *from,
-                       struct latch_range *to)
+static void swap_batch(struct latch_range_change *changes, const struct latch_range *from,
+                       const struct latch_range *to)
 {
 	for (int i = 0; i < PER_SET; i++) {
-		changes[i] = (struct latch_range_change){ LATCH_TREE_ERASE, &from[i] };
-		changes[PER_SET + i] = (struct latch_range_change){ LATCH_TREE_INSERT, &to[i] };
+		changes[i] = (struct latch_range_change){ LATCH_RANGE_ERASE, from[i] };
+		changes[PER_SET + i] = (struct latch_range_change){ LATCH_RANGE_INSERT, to[i] };
 	}
 }
 
@@ -62,53 +50,65 @@ static void *writer(void *arg)
 	swap_batch(to_b, set_a, set_b);
 	swap_batch(to_a, set_b, set_a);
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		CHECK(latch_range_commit(&map, to_b, 2 * PER_SET) == 0, "writer: swap to B");
-		CHECK(latch_range_commit(&map, to_a, 2 * PER_SET) == 0, "writer: swap to A");
+		CHECK(latch_range_commit(&map, to_b, 2 * PER_SET, NULL) == 0, "writer: swap to B");
+		CHECK(latch_range_commit(&map, to_a, 2 * PER_SET, NULL) == 0, "writer: swap to A");
 	}
 	return NULL;
 }
 
-/* How many of @set a lookup finds, each at its own place. */
-static int found(struct latch_range *set)
+/* How many of @set a lookup finds, each at its own place and with its value. */
+static int found(const struct latch_range *set)
 {
 	int n = 0;
 
 	for (int i = 0; i < PER_SET; i++) {
-		struct latch_range *r = latch_range_find(&map, set[i].start + 1);
+		struct latch_range r;
+		bool hit = latch_range_find(&map, set[i].start + 1, &r);
 
-		CHECK(!r || r == &set[i], "range %d: lookup found a stranger", i);
-		n += r != NULL;
+		CHECK(!hit || (r.start == set[i].start && r.value == set[i].value),
+		      "range %d: lookup found a stranger", i);
+		n += hit;
 	}
 	return n;
 }
 
 /* The map holds all of A and none of B, or the reverse, and both copies agree. */
-static void check_consistent(const char *when, long extra)
+static void check_consistent(const char *when, size_t extra)
 {
 	int a = found(set_a), b = found(set_b);
 
 	CHECK((a == PER_SET && b == 0) || (a == 0 && b == PER_SET),
 	      "%s: the map holds %d of A and %d of B", when, a, b);
-	check_latch_tree(&map.tree, PER_SET + extra, &range_ops);
+	check_copies(&map.tree, PER_SET + extra, false);
 }
 
-/* Do the two copies hold different elements, in order?  (Writer side.) */
+/* Do the two copies hold different ranges?  Each walk is memory-safe on a half-changed copy. */
 static bool copies_differ(void)
 {
-	const struct latch_rb_node *a = latch_rb_first(&map.tree.tree[0]);
-	const struct latch_rb_node *b = latch_rb_first(&map.tree.tree[1]);
+	struct latch_btree_ent e[2];
+	uint64_t x[2] = { 0, 0 };
 
-	for (; a && b; a = latch_rb_next(a), b = latch_rb_next(b))
-		if (latch_tree_from_rb_(a, 0) != latch_tree_from_rb_(b, 1))
+	for (int step = 0; step < 4 * PER_SET; step++) {
+		bool bad[2], hit[2];
+
+		for (unsigned cp = 0; cp < 2; cp++)
+			hit[cp] = latch_btree_attempt_(&map.tree, cp, x[cp], LATCH_BTREE_CEIL,
+			                               &e[cp], &bad[cp]);
+		if (bad[0] || bad[1] || hit[0] != hit[1])
 			return true;
-	return a || b;
+		if (!hit[0])
+			return false;
+		if (e[0].key != e[1].key || e[0].end != e[1].end)
+			return true;
+		x[0] = x[1] = e[0].key + 1;
+	}
+	return true;
 }
 
 /* The child: the map as the fork left it, then writer calls of its own. */
 static void child(int report)
 {
-	static struct latch_range mine = { .start = 3 * PER_SET * STRIDE,
-		                           .end = 4 * PER_SET * STRIDE };
+	const uintptr_t mine = 3 * PER_SET * STRIDE;
 	struct latch_range_change swap[2 * PER_SET];
 	/* Copies that differ: the fork caught the writer between its first change and its replay. */
 	bool half_done = copies_differ();
@@ -126,16 +126,16 @@ static void child(int report)
 	if (!held)
 		pthread_mutex_unlock(&map.lock);
 
-	CHECK(latch_range_insert(&map, &mine) == 0, "child: insert");
+	CHECK(latch_range_insert(&map, mine, mine + STRIDE, NULL, NULL) == 0, "child: insert");
 	check_consistent("child after its insert", 1);
-	CHECK(latch_range_find(&map, mine.start) == &mine, "child: its range is found");
-	CHECK(latch_range_erase(&map, &mine) == 0, "child: erase");
+	CHECK(latch_range_find(&map, mine, NULL), "child: its range is found");
+	CHECK(latch_range_erase(&map, mine) == 0, "child: erase");
 	check_consistent("child after its erase", 0);
 	if (found(set_a))
 		swap_batch(swap, set_a, set_b);
 	else
 		swap_batch(swap, set_b, set_a);
-	CHECK(latch_range_commit(&map, swap, 2 * PER_SET) == 0, "child: batch");
+	CHECK(latch_range_commit(&map, swap, 2 * PER_SET, NULL) == 0, "child: batch");
 	check_consistent("child after its batch", 0);
 
 	what = half_done ? 'o' : held ? 'h' : 'f';
@@ -149,13 +149,14 @@ int main(void)
 	pthread_t thread;
 	char what;
 
+	CHECK(latch_range_map_init(&map) == 0, "init");
 	for (int i = 0; i < PER_SET; i++) {
-		set_a[i] = (struct latch_range){ .start = (uintptr_t)(2 * i) * STRIDE,
-			                         .end = (uintptr_t)(2 * i) * STRIDE + STRIDE / 2 };
-		set_b[i] =
-		    (struct latch_range){ .start = (uintptr_t)(2 * i + 1) * STRIDE,
-			                  .end = (uintptr_t)(2 * i + 1) * STRIDE + STRIDE / 2 };
-		CHECK(latch_range_insert(&map, &set_a[i]) == 0, "initial insert");
+		uintptr_t sa = (uintptr_t)(2 * i) * STRIDE, sb = (uintptr_t)(2 * i + 1) * STRIDE;
+
+		set_a[i] = (struct latch_range){ sa, sa + STRIDE / 2, &set_a[i] };
+		set_b[i] = (struct latch_range){ sb, sb + STRIDE / 2, &set_b[i] };
+		CHECK(latch_range_insert(&map, sa, sa + STRIDE / 2, &set_a[i], NULL) == 0,
+		      "initial insert");
 	}
 	CHECK(pipe(report) == 0, "pipe");
 	CHECK(pthread_create(&thread, NULL, writer, NULL) == 0, "pthread_create");

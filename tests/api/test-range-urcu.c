@@ -2,12 +2,14 @@
 /*
  * Safe reclamation with liburcu (flavour memb): reader threads, and the
  * signal handlers that a per-thread timer runs on them, resolve addresses
- * inside rcu_read_lock() while a writer inserts freshly allocated ranges,
- * erases them (one at a time and by batches that replace a range with
- * another), waits for a grace period (synchronize_rcu() or call_rcu())
- * and frees them.  Every range a reader gets must hold the address and
- * still be alive (its magic intact); built with ASan, any use after free
- * stops the test.  At the end every range is freed (LeakSanitizer).
+ * inside rcu_read_lock() while a writer inserts ranges whose values point
+ * to freshly allocated objects, erases them (one at a time and by batches
+ * that replace a range with another), waits for a grace period
+ * (synchronize_rcu() or call_rcu()) and frees the objects.  Every range a
+ * reader gets must hold the address, and its object must still be alive
+ * (its magic intact) and describe the same range; built with ASan, any
+ * use after free stops the test.  At the end every object is freed
+ * (LeakSanitizer).
  *
  * Overrides: LATCH_TEST_URCU_OPS (writer operations, default 200000).
  */
@@ -28,35 +30,33 @@
 #define DEAD      0xdeadUL
 
 struct blob {
-	struct latch_range range;
+	uintptr_t start, end; /* the range the object is mapped at */
 	struct rcu_head rcu;
 	unsigned long magic;
 };
 
-static struct latch_range_map map = LATCH_RANGE_MAP_INIT;
+static struct latch_range_map map;
 static struct blob *slot[SLOTS]; /* the writer's own view */
 static volatile int stop;
 static long lookups[READERS], handled[READERS];
 
-static struct blob *blob_of(struct latch_range *r)
-{
-	return r ? latch_tree_entry(r, struct blob, range) : NULL;
-}
-
 /* One lookup as a reader does it; returns true when a range was found. */
 static bool resolve(uintptr_t addr)
 {
-	struct blob *b;
+	struct latch_range r;
+	bool hit;
 
 	urcu_memb_read_lock();
-	b = blob_of(latch_range_find(&map, addr));
-	if (b) {
-		SIG_CHECK(b->magic == ALIVE, "a range was used after it was freed");
-		SIG_CHECK(b->range.start <= addr && addr < b->range.end,
-		          "a range misses the address");
+	hit = latch_range_find(&map, addr, &r);
+	if (hit) {
+		const struct blob *b = r.value;
+
+		SIG_CHECK(r.start <= addr && addr < r.end, "a range misses the address");
+		SIG_CHECK(b->magic == ALIVE, "an object was used after it was freed");
+		SIG_CHECK(b->start == r.start && b->end == r.end, "a range has a stranger's value");
 	}
 	urcu_memb_read_unlock();
-	return b != NULL;
+	return hit;
 }
 
 static __thread unsigned long reader_rng, reader_id;
@@ -103,8 +103,8 @@ static struct blob *new_blob(long s, struct test_rng *rng)
 	struct blob *b = malloc(sizeof(*b));
 
 	CHECK(b, "out of memory");
-	b->range.start = (uintptr_t)(s * SLOT_SIZE) + test_rng_below(rng, 8);
-	b->range.end = b->range.start + 1 + test_rng_below(rng, SLOT_SIZE - 8);
+	b->start = (uintptr_t)(s * SLOT_SIZE) + test_rng_below(rng, 8);
+	b->end = b->start + 1 + test_rng_below(rng, SLOT_SIZE - 8);
 	b->magic = ALIVE;
 	return b;
 }
@@ -139,6 +139,7 @@ int main(void)
 	sigset_t storm;
 	long total_lookups = 0, total_handled = 0;
 
+	CHECK(latch_range_map_init(&map) == 0, "init");
 	storm_handle(on_tick);
 	sigemptyset(&storm);
 	sigaddset(&storm, STORM_SIGNAL);
@@ -152,19 +153,21 @@ int main(void)
 		struct blob *b = slot[s];
 
 		if (!b) {
-			slot[s] = new_blob(s, &rng);
-			CHECK(latch_range_insert(&map, &slot[s]->range) == 0, "insert");
+			b = slot[s] = new_blob(s, &rng);
+			CHECK(latch_range_insert(&map, b->start, b->end, b, NULL) == 0, "insert");
 		} else if (op % 3 == 0) {
 			/* Replace: readers find the old range or the new one. */
 			struct blob *next = new_blob(s, &rng);
-			struct latch_range_change swap[2] = { { LATCH_TREE_ERASE, &b->range },
-				                              { LATCH_TREE_INSERT, &next->range } };
+			const struct latch_range_change swap[2] = {
+				{ LATCH_RANGE_ERASE, { b->start, b->end, b } },
+				{ LATCH_RANGE_INSERT, { next->start, next->end, next } },
+			};
 
-			CHECK(latch_range_commit(&map, swap, 2) == 0, "replace");
+			CHECK(latch_range_commit(&map, swap, 2, NULL) == 0, "replace");
 			slot[s] = next;
 			retire(b, op);
 		} else {
-			latch_range_erase(&map, &b->range);
+			CHECK(latch_range_erase(&map, b->start) == 0, "erase");
 			slot[s] = NULL;
 			retire(b, op);
 		}
@@ -178,12 +181,13 @@ int main(void)
 	}
 	for (long s = 0; s < SLOTS; s++) {
 		if (slot[s]) {
-			latch_range_erase(&map, &slot[s]->range);
+			CHECK(latch_range_erase(&map, slot[s]->start) == 0, "erase");
 			retire(slot[s], 0);
 		}
 	}
 	urcu_memb_barrier(); /* every call_rcu() callback has run */
-	CHECK(latch_tree_empty(&map.tree), "every range was erased");
+	CHECK(latch_range_count(&map) == 0, "every range was erased");
+	latch_range_map_destroy(&map);
 	CHECK(total_lookups > 0 && total_handled > 0, "readers and handlers ran (%ld, %ld)",
 	      total_lookups, total_handled);
 	printf(

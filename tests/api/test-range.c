@@ -1,174 +1,446 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The range map against a reference model (the owner of every address of
- * a small address space), after every operation of random sequences:
- * latch_range_insert() (valid, empty or inverted, overlapping, already
- * in the map), latch_range_erase() (in the map or not), and
- * latch_range_commit() batches of up to 24 changes (beyond the 16 planned
- * on the stack) that replace ranges by overlapping ones, with now and
- * then one bad change.
+ * The range map against a reference model (tests/api/range-model.h),
+ * after every operation of random sequences over a small address space:
+ * latch_range_insert() (valid, empty or inverted, overlapping), erase
+ * (present or not), commit() batches of up to 24 changes (beyond the 16
+ * of the stack undo log) whose changes interact, with now and then a bad
+ * change, and load_sorted() (sometimes unsorted, empty or overlapping).
+ * Every call must return what the model predicts (with *failed and
+ * *collision); after an error the map must be unchanged.  After every
+ * call: both copies are valid B+-trees holding the model's ranges, with
+ * every inner bound equal to its child's first start (the separator
+ * invariant), and every reader call agrees with the model at every
+ * address.
  *
- * Every call must return what the model predicts; after an error the map
- * must be unchanged.  After every call: both copies are valid red-black
- * trees with the same ranges in order, each copy's bounds are the lowest
- * start and highest end, and latch_range_find() and latch_range_lower()
- * give the model's answer for every address (and past the end).
+ * Then: the separator test (erase and re-insert around every leaf
+ * boundary of a large map), allocation failure injected at every
+ * allocation, and memory per range.
  *
  * Overrides: LATCH_TEST_RANGE_OPS (operations per seed, default 3000),
  * LATCH_TEST_SEEDS (default 3).
  */
-#include <errno.h>
-#include <string.h>
-
 #include "range-model.h"
 
+#define SPACE     512u
 #define MAX_BATCH 24
 
-/* Give range @i random bounds: usually valid, sometimes empty or inverted. */
-static void reshape(struct range_model *rm, long i, struct test_rng *rng)
-{
-	uintptr_t start = test_rng_below(rng, SPACE);
-	uintptr_t len = test_rng_below(rng, 10) == 0 ? 0 : 1 + test_rng_below(rng, 24);
+static struct test_rng rng = { 12345 };
 
-	if (test_rng_below(rng, 20) == 0) /* inverted */
-		len = 0, start += 3;
-	rm->ranges[i].start = start;
-	rm->ranges[i].end = start + len < (uintptr_t)SPACE ? start + len : (uintptr_t)SPACE;
+static void *value_of(uintptr_t start)
+{
+	return (void *)(start * 4 + 1);
+}
+
+/* A random range: usually valid, sometimes empty or inverted. */
+static struct latch_range random_range(void)
+{
+	uintptr_t start = test_rng_below(&rng, SPACE);
+	uintptr_t len = test_rng_below(&rng, 10) == 0 ? 0 : 1 + test_rng_below(&rng, 24);
+
+	if (test_rng_below(&rng, 20) == 0) /* inverted */
+		return (struct latch_range){ start + 3, start, NULL };
+	return (struct latch_range){ start, start + len, value_of(start) };
+}
+
+/* A start in the model (or, sometimes, not). */
+static uintptr_t some_start(const struct range_model *rm)
+{
+	if (rm->n && test_rng_below(&rng, 6))
+		return rm->r[test_rng_below(&rng, (unsigned long)rm->n)].start;
+	return test_rng_below(&rng, SPACE);
+}
+
+static void one_insert(struct latch_range_map *m, struct range_model *rm, long *errors)
+{
+	struct latch_range x = random_range(), hit = { 0, 0, NULL }, want = { 1, 1, NULL };
+	int expect = range_model_insert(rm, x, &want);
+	int got = latch_range_insert(m, x.start, x.end, x.value, &hit);
+
+	CHECK(got == expect, "insert [%lu, %lu): %d, expected %d", (unsigned long)x.start,
+	      (unsigned long)x.end, got, expect);
+	CHECK(got != -EEXIST || range_eq(hit, want), "insert: wrong collision");
+	*errors += got != 0;
+}
+
+static void one_erase(struct latch_range_map *m, struct range_model *rm, long *errors)
+{
+	uintptr_t start = some_start(rm);
+	int expect = range_model_erase(rm, start), got = latch_range_erase(m, start);
+
+	CHECK(got == expect, "erase(%lu): %d, expected %d", (unsigned long)start, got, expect);
+	*errors += got != 0;
+}
+
+static void one_commit(struct latch_range_map *m, struct range_model *rm, long *errors)
+{
+	struct latch_range_change c[MAX_BATCH + 1];
+	size_t n = (size_t)test_rng_below(&rng, MAX_BATCH + 1), failed = 12345, want = 54321;
+	int expect, got;
+
+	for (size_t k = 0; k < n; k++) {
+		if (test_rng_below(&rng, 2)) {
+			c[k] = (struct latch_range_change){ LATCH_RANGE_ERASE,
+				                            { some_start(rm), 0, NULL } };
+		} else {
+			c[k] = (struct latch_range_change){ LATCH_RANGE_INSERT, random_range() };
+			/* Often in a place an earlier change of the batch frees. */
+			if (k && c[k - 1].op == LATCH_RANGE_ERASE && test_rng_below(&rng, 2))
+				c[k].range.start = c[k - 1].range.start,
+				c[k].range.end = c[k].range.start + 1 + test_rng_below(&rng, 9);
+		}
+	}
+	if (n && test_rng_below(&rng, 16) == 0) /* an unknown op */
+		c[test_rng_below(&rng, (unsigned long)n)].op = (enum latch_range_op)7;
+	expect = range_model_commit(rm, c, n, &want);
+	got = latch_range_commit(m, c, n, &failed);
+	CHECK(got == expect, "commit of %zu: %d, expected %d", n, got, expect);
+	CHECK(!got || failed == want, "commit: failed = %zu, expected %zu", failed, want);
+	CHECK(got || failed == 12345, "a commit that succeeds must not touch *failed");
+	*errors += got != 0;
+}
+
+static void one_load(struct latch_range_map *m, struct range_model *rm, long *errors)
+{
+	struct latch_range src[64];
+	size_t n = (size_t)test_rng_below(&rng, 64), failed = 0, want = n;
+	uintptr_t at = test_rng_below(&rng, 16);
+	int expect = 0, got;
+
+	for (size_t i = 0; i < n; i++) {
+		at += test_rng_below(&rng, 6);
+		src[i] = (struct latch_range){ at, at + 1 + test_rng_below(&rng, 7), value_of(at) };
+		at = src[i].end;
+	}
+	if (n && test_rng_below(&rng, 3) == 0) { /* one bad range */
+		size_t k = (size_t)test_rng_below(&rng, (unsigned long)n);
+		unsigned long how = test_rng_below(&rng, 3);
+
+		if (how == 0)
+			src[k].end = src[k].start; /* empty */
+		else if (k > 0 && how == 1)
+			src[k].start =
+			    src[k - 1].start - (src[k - 1].start > 0); /* unsorted or equal */
+		else if (k > 0)
+			src[k].start = src[k - 1].end - 1; /* overlaps the one before */
+	}
+	for (size_t i = 0; i < n && !expect; i++) {
+		want = i;
+		if (src[i].start >= src[i].end || (i && src[i].start < src[i - 1].start))
+			expect = -EINVAL;
+		else if (i && src[i].start < src[i - 1].end)
+			expect = -EEXIST;
+	}
+	got = latch_range_load_sorted(m, src, n, &failed);
+	CHECK(got == expect, "load_sorted of %zu: %d, expected %d", n, got, expect);
+	CHECK(!got || failed == want, "load_sorted: failed = %zu, expected %zu", failed, want);
+	if (!got) {
+		memcpy(rm->r, src, n * sizeof(*src));
+		rm->n = n;
+	}
+	*errors += got != 0;
+}
+
+static long run(long ops)
+{
+	struct latch_range_map m;
+	struct range_model rm;
+	long errors = 0;
+
+	CHECK(latch_range_map_init(&m) == 0, "init");
+	range_model_init(&rm, 4 * SPACE);
+	range_model_check(&m, &rm, SPACE);
+	for (long op = 0; op < ops; op++) {
+		unsigned long kind = test_rng_below(&rng, 20);
+
+		if (kind < 8)
+			one_insert(&m, &rm, &errors);
+		else if (kind < 13)
+			one_erase(&m, &rm, &errors);
+		else if (kind < 19)
+			one_commit(&m, &rm, &errors);
+		else
+			one_load(&m, &rm, &errors);
+		range_model_check(&m, &rm, SPACE);
+	}
+	latch_range_map_destroy(&m);
+	free(rm.r);
+	return errors;
+}
+
+/* ---- the separator invariant around node boundaries ---- */
+
+/* Append the first start of every leaf under @ref, in order. */
+static void leaf_starts(uintptr_t ref, uintptr_t *out, size_t *n)
+{
+	const struct latch_btree_node *node = latch_btree_node_(ref);
+	unsigned c = 1;
+
+	if (ref & LATCH_BTREE_LEAF) {
+		out[(*n)++] = (uintptr_t)node->key[0];
+		return;
+	}
+	while (c < LATCH_BTREE_FANOUT && node->key[c] > node->key[c - 1])
+		c++;
+	for (unsigned i = 0; i < c; i++)
+		leaf_starts(node->slot[i], out, n);
+}
+
+static void must(int got, int want, const char *what, uintptr_t at)
+{
+	CHECK(got == want, "%s at boundary %lu: %d, expected %d", what, (unsigned long)at, got,
+	      want);
+}
+
+/* The tree and every reader call at each address near @b. */
+static void check_near(const struct latch_range_map *m, const struct range_model *rm, uintptr_t b)
+{
+	range_model_check_tree(m, rm);
+	for (uintptr_t a = b - 25; a < b + 25; a++)
+		range_model_check_at(m, rm, a);
 }
 
 /*
- * The result the model predicts for a batch, and (when 0) the model after
- * it: every -EINVAL condition is checked before every -ENOENT one, and
- * those before every -EEXIST one.
+ * Ranges [10i, 10i + 10), adjacent, built by @how (0: load_sorted, full
+ * leaves; 1: inserts in random order).  At every leaf boundary b: erase
+ * the range starting at b (the separator's own range), insert a shorter
+ * one there, then replace the two ranges meeting at b by one straddling
+ * the old separator value, then restore them; check the invariants and
+ * every lookup near b after each step.  A stale separator (GCC PR119151)
+ * would send lookups of the straddling range to the wrong leaf.
  */
-static int model_commit(struct range_model *rm, const struct latch_range_change *c, size_t n)
+static void separator_test(int how)
 {
-	struct range_model after = *rm;
-	long seen[POOL] = { 0 };
+	enum { N = 3000 };
+	static struct latch_range src[N];
+	static uintptr_t bounds[N];
+	struct latch_range_map m;
+	struct range_model rm;
+	struct latch_range hit;
+	size_t nb = 0, failed;
 
-	for (size_t k = 0; k < n; k++) {
-		long i = c[k].range ? c[k].range - rm->ranges : -1;
-
-		if (i < 0 || (c[k].op == LATCH_TREE_INSERT && c[k].range->start >= c[k].range->end))
-			return -EINVAL;
-		if (c[k].op == LATCH_TREE_ERASE && seen[i]++)
-			return -EINVAL;
-	}
-	for (size_t k = 0; k < n; k++)
-		if (c[k].op == LATCH_TREE_ERASE && !rm->linked[c[k].range - rm->ranges])
-			return -ENOENT;
-	for (size_t k = 0; k < n; k++)
-		if (c[k].op == LATCH_TREE_ERASE)
-			after.linked[c[k].range - rm->ranges] = false;
-	range_model_paint(&after);
-	for (size_t k = 0; k < n; k++) {
-		long i = c[k].range - rm->ranges;
-
-		if (c[k].op != LATCH_TREE_INSERT)
-			continue;
-		if (rm->linked[i])
-			return -EEXIST;
-		for (uintptr_t a = c[k].range->start; a < c[k].range->end; a++) {
-			if (after.owner[a] >= 0)
-				return -EEXIST;
-			after.owner[a] = i;
-		}
-		after.linked[i] = true;
-	}
-	range_model_paint(&after);
-	*rm = after;
-	return 0;
-}
-
-static enum latch_tree_op flip(enum latch_tree_op op)
-{
-	return op == LATCH_TREE_ERASE ? LATCH_TREE_INSERT : LATCH_TREE_ERASE;
-}
-
-/* Run one batch (or single call) and check the result and the map. */
-static void apply(struct latch_range_map *m, struct range_model *rm,
-                  const struct latch_range_change *c, size_t n, int how, long *errors)
-{
-	int expected = model_commit(rm, c, n), got;
-
-	if (how == 0) { /* latch_range_insert */
-		got = latch_range_insert(m, c[0].range);
-	} else if (how == 1) { /* latch_range_erase */
-		got = latch_range_erase(m, c[0].range);
+	CHECK(latch_range_map_init(&m) == 0, "init");
+	range_model_init(&rm, N + 8);
+	for (size_t i = 0; i < N; i++)
+		src[i] = (struct latch_range){ 100 + 10 * i, 110 + 10 * i, value_of(100 + 10 * i) };
+	if (how == 0) {
+		CHECK(latch_range_load_sorted(&m, src, N, &failed) == 0, "load");
 	} else {
-		got = latch_range_commit(m, c, n);
+		for (size_t i = N; i-- > 1;) { /* shuffle, then insert */
+			size_t j = (size_t)test_rng_below(&rng, (unsigned long)i + 1);
+			struct latch_range t = src[i];
+
+			src[i] = src[j], src[j] = t;
+		}
+		for (size_t i = 0; i < N; i++)
+			CHECK(latch_range_insert(&m, src[i].start, src[i].end, src[i].value,
+			                         NULL) == 0,
+			      "insert");
+		for (size_t i = 0; i < N; i++)
+			src[i] = (struct latch_range){ 100 + 10 * i, 110 + 10 * i,
+				                       value_of(100 + 10 * i) };
 	}
-	CHECK(got == expected, "%s of %zu changes returned %d, expected %d",
-	      how == 0   ? "insert"
-	      : how == 1 ? "erase"
-	                 : "commit",
-	      n, got, expected);
-	*errors += got != 0;
-	range_model_check(m, rm);
+	memcpy(rm.r, src, sizeof(src));
+	rm.n = N;
+	range_model_check(&m, &rm, 100 + 10 * N);
+	leaf_starts(m.tree.copy[0].root, bounds, &nb);
+	CHECK(nb > 100, "only %zu leaves", nb);
+	for (size_t k = 1; k < nb; k++) {
+		uintptr_t b = bounds[k];
+		void *vb = value_of(b), *va = value_of(b - 10);
+
+		must(latch_range_erase(&m, b), 0, "erase", b);
+		range_model_erase(&rm, b);
+		check_near(&m, &rm, b);
+		must(latch_range_insert(&m, b + 2, b + 4, vb, NULL), 0, "insert inside", b);
+		range_model_insert(&rm, (struct latch_range){ b + 2, b + 4, vb }, &hit);
+		check_near(&m, &rm, b);
+		/* One range across the old separator value. */
+		const struct latch_range_change straddle[] = {
+			{ LATCH_RANGE_ERASE, { b - 10, 0, NULL } },
+			{ LATCH_RANGE_ERASE, { b + 2, 0, NULL } },
+			{ LATCH_RANGE_INSERT, { b - 7, b + 6, va } },
+		};
+		must(latch_range_commit(&m, straddle, 3, &failed), 0, "straddle", b);
+		range_model_commit(&rm, straddle, 3, &failed);
+		check_near(&m, &rm, b);
+		must(latch_range_insert(&m, b, b + 1, vb, &hit), -EEXIST, "collide", b);
+		CHECK(hit.start == b - 7 && hit.end == b + 6,
+		      "collision with the straddling range");
+		const struct latch_range_change restore[] = {
+			{ LATCH_RANGE_ERASE, { b - 7, 0, NULL } },
+			{ LATCH_RANGE_INSERT, { b, b + 10, vb } },
+			{ LATCH_RANGE_INSERT, { b - 10, b, va } },
+		};
+		must(latch_range_commit(&m, restore, 3, &failed), 0, "restore", b);
+		range_model_commit(&rm, restore, 3, &failed);
+		check_near(&m, &rm, b);
+	}
+	range_model_check(&m, &rm, 100 + 10 * N);
+	latch_range_map_destroy(&m);
+	free(rm.r);
+	printf("test-range: separators checked at %zu leaf boundaries (%s)\n", nb - 1,
+	       how ? "random inserts" : "bulk load");
 }
 
-static long run(unsigned long long seed, long ops)
-{
-	static struct range_model rm;
-	struct latch_range_map m = LATCH_RANGE_MAP_INIT;
-	struct test_rng rng = { seed * 0x9E3779B97F4A7C15ull + 5 };
-	struct latch_range_change batch[POOL];
-	long errors = 0;
+/* ---- allocation failure (counting_alloc: map-check.h) ---- */
+
+struct op {
+	int (*run)(struct latch_range_map *m, const struct op *op);
+	const struct latch_range_change *c;
+	const struct latch_range *src;
 	size_t n;
+};
 
-	memset(&rm, 0, sizeof(rm));
-	range_model_paint(&rm);
-	range_model_check(&m, &rm);
+static int op_commit(struct latch_range_map *m, const struct op *op)
+{
+	size_t failed = 0;
+	int r = latch_range_commit(m, op->c, op->n, &failed);
 
-	for (long op = 0; op < ops; op++) {
-		long i = (long)test_rng_below(&rng, POOL);
-		unsigned long kind = test_rng_below(&rng, 3);
+	CHECK(r == 0 || failed == op->n, "-ENOMEM must set *failed to n");
+	return r;
+}
 
-		if (kind == 0) {
-			/* Insert: a fresh shape for a free range; as is for a linked one. */
-			if (!rm.linked[i])
-				reshape(&rm, i, &rng);
-			batch[0] = (struct latch_range_change){ LATCH_TREE_INSERT, &rm.ranges[i] };
-			apply(&m, &rm, batch, 1, 0, &errors);
-		} else if (kind == 1) { /* Erase: -ENOENT when the range is not in the map. */
-			batch[0] = (struct latch_range_change){ LATCH_TREE_ERASE, &rm.ranges[i] };
-			apply(&m, &rm, batch, 1, 1, &errors);
-		} else {
-			n = (size_t)test_rng_below(&rng, MAX_BATCH + 1);
+static int op_load(struct latch_range_map *m, const struct op *op)
+{
+	size_t failed = 0;
+	int r = latch_range_load_sorted(m, op->src, op->n, &failed);
 
-			for (size_t k = 0; k < n; k++) {
-				long j = (long)test_rng_below(&rng, POOL);
+	CHECK(r == 0 || failed == op->n, "-ENOMEM must set *failed to n");
+	return r;
+}
 
-				if (!rm.linked[j])
-					reshape(&rm, j, &rng);
-				batch[k] =
-				    (struct latch_range_change){ rm.linked[j] ? LATCH_TREE_ERASE
-					                                      : LATCH_TREE_INSERT,
-					                         &rm.ranges[j] };
-			}
-			if (n && test_rng_below(&rng, 8) == 0) { /* one bad change */
-				size_t k = (size_t)test_rng_below(&rng, n);
-				unsigned long bad = test_rng_below(&rng, 3);
+static int op_reserve(struct latch_range_map *m, const struct op *op)
+{
+	return latch_range_reserve(m, op->n);
+}
 
-				if (bad == 0)
-					batch[k].range = NULL;
-				else if (bad == 1)
-					batch[k].op = flip(batch[k].op);
-				else /* the same range again, with the other op */
-					batch[n++] = (struct latch_range_change){ flip(batch[k].op),
-						                                  batch[k].range };
-			}
-			apply(&m, &rm, batch, n, 2, &errors);
-		}
+/*
+ * Run @op with the k-th allocation failing, for k = 0, 1, ... until it
+ * succeeds; every failure must return -ENOMEM and leave the map as the
+ * model says.  Returns how many allocations the successful run made.
+ */
+static long every_failure(struct latch_range_map *m, const struct range_model *rm,
+                          const struct op *op)
+{
+	for (long k = 0;; k++) {
+		int r;
+
+		alloc_calls = 0;
+		alloc_fail_at = k;
+		r = op->run(m, op);
+		alloc_fail_at = -1;
+		if (r == 0)
+			return alloc_calls;
+		CHECK(r == -ENOMEM, "allocation failure %ld gave %d", k, r);
+		range_model_check_tree(m, rm);
+		for (unsigned p = 0; p < 64; p++)
+			range_model_check_at(m, rm, test_rng_below(&rng, 1u << 20));
 	}
-	/* Empty the map with one batch. */
-	n = 0;
-	for (long i = 0; i < POOL; i++)
-		if (rm.linked[i])
-			batch[n++] = (struct latch_range_change){ LATCH_TREE_ERASE, &rm.ranges[i] };
-	apply(&m, &rm, batch, n, 2, &errors);
-	CHECK(rm.nlinked == 0, "the final batch empties the map");
-	return errors;
+}
+
+static void test_enomem(void)
+{
+	enum { BATCH = 40, LOAD = 20000 };
+	static struct latch_range_change c[BATCH];
+	static struct latch_range src[LOAD];
+	struct latch_range_map m;
+	struct range_model rm;
+	struct latch_range hit;
+	size_t failed;
+	long allocs;
+
+	real_alloc = latch_btree_alloc_;
+	latch_btree_alloc_ = counting_alloc;
+	CHECK(latch_range_map_init(&m) == 0, "init");
+	range_model_init(&rm, 2 * LOAD);
+	/* Single inserts: each time a chunk runs out. */
+	for (unsigned i = 0; i < 1500; i++) {
+		uintptr_t start = (uintptr_t)test_rng_below(&rng, 1u << 20) * 16;
+		struct latch_range_change one = { LATCH_RANGE_INSERT,
+			                          { start, start + 8, value_of(start) } };
+		const struct op op = { op_commit, &one, NULL, 1 };
+
+		if (range_model_insert(&rm, one.range, &hit) != 0)
+			continue;
+		range_model_erase(&rm, start); /* what a failure must leave */
+		every_failure(&m, &rm, &op);
+		range_model_insert(&rm, one.range, &hit);
+	}
+	range_model_check_tree(&m, &rm);
+	/* A batch: its undo log and chunks, failing at each; it erases and inserts. */
+	for (size_t k = 0; k < BATCH; k++) {
+		uintptr_t start = k % 2 ? rm.r[k].start : ((uintptr_t)k << 24) + 8;
+
+		c[k] = (struct latch_range_change){ k % 2 ? LATCH_RANGE_ERASE : LATCH_RANGE_INSERT,
+			                            { start, start + 4, value_of(start) } };
+	}
+	const struct op batch = { op_commit, c, NULL, BATCH };
+	allocs = every_failure(&m, &rm, &batch);
+	CHECK(allocs >= 1, "the batch made no allocation: nothing was injected");
+	CHECK(range_model_commit(&rm, c, BATCH, &failed) == 0, "model batch");
+	range_model_check_tree(&m, &rm);
+	/* load_sorted: scratch and chunks. */
+	for (size_t i = 0; i < LOAD; i++)
+		src[i] = (struct latch_range){ 3 * i, 3 * i + 2, value_of(i) };
+	const struct op load = { op_load, NULL, src, LOAD };
+	allocs = every_failure(&m, &rm, &load);
+	CHECK(allocs >= 2, "load_sorted made only %ld allocations", allocs);
+	memcpy(rm.r, src, sizeof(src));
+	rm.n = LOAD;
+	range_model_check_tree(&m, &rm);
+	/* reserve, then no allocation by single changes up to that size. */
+	const struct op reserve = { op_reserve, NULL, NULL, 2 * LOAD };
+	every_failure(&m, &rm, &reserve);
+	alloc_calls = 0;
+	alloc_fail_at = 0;
+	for (uintptr_t s = 3 * LOAD; rm.n < 2 * LOAD; s += 2) {
+		CHECK(latch_range_insert(&m, s, s + 1, value_of(s), NULL) == 0,
+		      "insert after reserve at size %zu", rm.n);
+		range_model_insert(&rm, (struct latch_range){ s, s + 1, value_of(s) }, &hit);
+	}
+	CHECK(alloc_calls == 0, "%ld allocations after reserve()", alloc_calls);
+	alloc_fail_at = -1;
+	range_model_check_tree(&m, &rm);
+	latch_btree_alloc_ = real_alloc;
+	latch_range_map_destroy(&m);
+	free(rm.r);
+}
+
+/* ---- memory per range ---- */
+
+static void test_memory(void)
+{
+	enum { N = 100000 };
+	static struct latch_range src[N];
+	struct latch_range_map m;
+	size_t failed;
+	double random, bulk;
+
+	for (size_t i = 0; i < N; i++)
+		src[i] = (struct latch_range){ 64 * i, 64 * i + 32, value_of(i) };
+	CHECK(latch_range_map_init(&m) == 0, "init");
+	for (size_t i = N; i-- > 1;) {
+		size_t j = (size_t)test_rng_below(&rng, (unsigned long)i + 1);
+		struct latch_range t = src[i];
+
+		src[i] = src[j], src[j] = t;
+	}
+	for (size_t i = 0; i < N; i++)
+		CHECK(latch_range_insert(&m, src[i].start, src[i].end, src[i].value, NULL) == 0,
+		      "insert");
+	random = map_bytes_per_entry(&m.tree);
+	for (size_t i = 0; i < N; i++)
+		src[i] = (struct latch_range){ 64 * i, 64 * i + 32, value_of(i) };
+	latch_range_map_destroy(&m);
+	CHECK(latch_range_map_init(&m) == 0, "init");
+	CHECK(latch_range_load_sorted(&m, src, N, &failed) == 0, "load");
+	bulk = map_bytes_per_entry(&m.tree);
+	latch_range_map_destroy(&m);
+	printf("test-range: %d ranges: %.1f bytes per range after random inserts, %.1f after "
+	       "load_sorted (both copies, free pool nodes included)\n",
+	       N, random, bulk);
+	CHECK(random <= 72.0 && bulk <= 56.0, "memory per range over budget");
 }
 
 int main(void)
@@ -176,22 +448,40 @@ int main(void)
 	long ops = test_env_long("LATCH_TEST_RANGE_OPS", 3000);
 	long seeds = test_env_long("LATCH_TEST_SEEDS", 3), errors = 0;
 	struct latch_range_map m;
-	struct latch_range r = { .start = 10, .end = 20 };
+	struct latch_range r, hit;
 
-	/* latch_range_map_init() gives a working empty map, as the initialiser does. */
-	latch_range_map_init(&m);
-	CHECK(latch_range_find(&m, 10) == NULL && latch_range_lower(&m, 10) == NULL, "empty map");
-	CHECK(latch_range_insert(&m, &r) == 0 && latch_range_find(&m, 15) == &r, "insert, find");
-	CHECK(latch_range_find(&m, 20) == NULL && latch_range_lower(&m, 20) == &r, "end excluded");
-	CHECK(latch_range_erase(&m, &r) == 0, "erase");
-	CHECK(latch_range_find(&m, 15) == NULL && latch_range_lower(&m, 15) == NULL, "erased");
-	CHECK(latch_range_erase(&m, &r) == -ENOENT && latch_range_erase(&m, NULL) == -EINVAL,
-	      "erase of a range not in the map");
+	CHECK(latch_range_map_init(&m) == 0, "init");
+	CHECK(!latch_range_find(&m, 10, &r) && !latch_range_lower(&m, 10, &r) &&
+	          !latch_range_first(&m, &r) && latch_range_count(&m) == 0,
+	      "empty map");
+	CHECK(latch_range_insert(&m, 10, 20, &r, NULL) == 0, "insert");
+	CHECK(latch_range_find(&m, 15, &r) && r.start == 10 && r.end == 20 && r.value == &r,
+	      "find");
+	CHECK(!latch_range_find(&m, 20, NULL) && latch_range_lower(&m, 20, NULL), "end excluded");
+	CHECK(latch_range_insert(&m, 20, 30, NULL, NULL) == 0, "adjacent ranges are fine");
+	CHECK(latch_range_insert(&m, 5, 11, NULL, &hit) == -EEXIST && hit.start == 10,
+	      "overlap from below");
+	CHECK(latch_range_insert(&m, 5, 5, NULL, NULL) == -EINVAL, "empty range");
+	CHECK(latch_range_insert(&m, UINTPTR_MAX - 1, UINTPTR_MAX, NULL, NULL) == 0, "top range");
+	CHECK(latch_range_find(&m, UINTPTR_MAX - 1, NULL) &&
+	          !latch_range_find(&m, UINTPTR_MAX, NULL),
+	      "top range found, UINTPTR_MAX is outside");
+	CHECK(!latch_range_next(&m, UINTPTR_MAX - 1, NULL), "nothing after the top range");
+	CHECK(latch_range_erase(&m, 10) == 0 && latch_range_erase(&m, 10) == -ENOENT, "erase");
+	CHECK(latch_range_erase(&m, 21) == -ENOENT, "erase needs the start");
+	CHECK(latch_range_load_sorted(&m, NULL, 0, NULL) == 0 && latch_range_count(&m) == 0,
+	      "loading nothing empties the map");
+	latch_range_map_destroy(&m);
 
 	for (long seed = 0; seed < seeds; seed++)
-		errors += run((unsigned long long)seed, ops);
+		errors += run(ops);
 	CHECK(errors > 0, "the random sequences produced no error case at all");
-	printf("test-range: %ld operations (%ld rejected) checked: all passed\n", seeds * ops,
+	printf("test-range: %ld operations (%ld rejected) checked against the model\n", seeds * ops,
 	       errors);
+	separator_test(0);
+	separator_test(1);
+	test_enomem();
+	test_memory();
+	printf("test-range: passed\n");
 	return 0;
 }

@@ -27,13 +27,13 @@ struct item {
 };
 
 struct blob {
-	struct latch_range range;
+	uintptr_t start, end; /* the range it is mapped at; it is the range's value */
 	long id;
 };
 
 static struct latch_tree_root tree = LATCH_TREE_ROOT_INIT;
 static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER; /* the tree's writers */
-static struct latch_range_map map = LATCH_RANGE_MAP_INIT;
+static struct latch_range_map map;
 static struct item *items[ROUNDS];
 static struct blob *blobs[ROUNDS];
 static int done;
@@ -77,22 +77,19 @@ static void *writer(void *arg)
 		*it = (struct item){ key,
 			             key * 3,
 			             { { { { NULL, NULL }, 0 }, { { NULL, NULL }, 0 } } } };
-		*b = (struct blob){ { (uintptr_t)(key * 16),
-			              (uintptr_t)(key * 16 + 8),
-			              { { { { NULL, NULL }, 0 }, { { NULL, NULL }, 0 } } } },
-			            key };
+		*b = (struct blob){ (uintptr_t)(key * 16), (uintptr_t)(key * 16 + 8), key };
 		items[i] = it;
 		blobs[i] = b;
 		pthread_mutex_lock(&tree_lock);
 		latch_tree_insert(&tree, &it->node, &item_ops);
 		pthread_mutex_unlock(&tree_lock);
-		if (latch_range_insert(&map, &b->range) != 0)
+		if (latch_range_insert(&map, b->start, b->end, b, NULL) != 0)
 			fail("range insert");
 		if (i >= KEYS / 2) { /* keep about KEYS / 2 of each in the structures */
 			pthread_mutex_lock(&tree_lock);
 			latch_tree_erase(&tree, &items[i - KEYS / 2]->node, &item_ops);
 			pthread_mutex_unlock(&tree_lock);
-			if (latch_range_erase(&map, &blobs[i - KEYS / 2]->range) != 0)
+			if (latch_range_erase(&map, blobs[i - KEYS / 2]->start) != 0)
 				fail("range erase");
 		}
 	}
@@ -106,11 +103,12 @@ static void *reader(void *arg)
 
 	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
 		struct item *it = item_of(latch_tree_find(&tree, &key, &item_ops));
-		struct latch_range *r = latch_range_find(&map, (uintptr_t)(key * 16 + 4));
+		struct latch_range r;
+		bool hit = latch_range_find(&map, (uintptr_t)(key * 16 + 4), &r);
 
 		if (it && (it->key != key || it->payload != key * 3))
 			fail("a found item has the wrong fields");
-		if (r && latch_tree_entry(r, struct blob, range)->id != key)
+		if (hit && ((const struct blob *)r.value)->id != key)
 			fail("a found range has the wrong id");
 		/* A walk reads every element's key and links. */
 		for (struct latch_tree_node *n = latch_tree_first(&tree); n;
@@ -127,6 +125,8 @@ int main(void)
 	void *saw;
 	long total = 0;
 
+	if (latch_range_map_init(&map) != 0)
+		fail("latch_range_map_init");
 	for (long i = 0; i < READERS; i++)
 		if (pthread_create(&r[i], NULL, reader, (void *)(uintptr_t)i) != 0)
 			fail("pthread_create");
@@ -141,6 +141,7 @@ int main(void)
 		free(items[i]);
 		free(blobs[i]);
 	}
+	latch_range_map_destroy(&map);
 	printf("tsan-consumer: %d rounds, %ld of %d readers saw elements, no report\n", ROUNDS,
 	       total, READERS);
 	return 0;

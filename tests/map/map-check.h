@@ -87,6 +87,8 @@ static inline void model_erase(struct model *md, uint64_t key)
 struct shape {
 	uint64_t *keys;   /* the entries in order */
 	uintptr_t *slots; /* their values */
+	uintptr_t *ends;  /* their ends (span trees: a range map's) */
+	bool spans;
 	size_t n, cap;
 	unsigned long long sig; /* a hash of the shape: node sizes in visiting order */
 	size_t leaves, inner;
@@ -127,9 +129,14 @@ static inline void check_node(struct shape *s, uintptr_t ref, unsigned depth, ui
 		if (!s->leaves++)
 			s->leaf_depth = depth;
 		CHECK(depth == s->leaf_depth, "leaves at depths %u and %u", depth, s->leaf_depth);
+		const uintptr_t *end = s->spans ? latch_btree_ends_(n) : NULL;
+
+		for (unsigned i = c; end && i < LATCH_BTREE_FANOUT; i++)
+			CHECK(end[i] == end[c - 1], "padding end %u is not a copy of the last", i);
 		for (unsigned i = 0; i < c; i++) {
 			CHECK(s->n < s->cap, "more entries than the size says");
 			s->keys[s->n] = n->key[i];
+			s->ends[s->n] = end ? end[i] : 0;
 			s->slots[s->n++] = n->slot[i];
 		}
 		return;
@@ -140,9 +147,11 @@ static inline void check_node(struct shape *s, uintptr_t ref, unsigned depth, ui
 		bool last = i + 1 == c;
 
 		CHECK(child, "inner entry %u has no child", i);
-		if (!(child & LATCH_BTREE_LEAF))
-			CHECK(latch_btree_node_(child)->key[0] == n->key[i],
-			      "an inner child's first bound differs from its parent's");
+		/* The separator invariant (src/btree.c): a bound is its child's least key. */
+		CHECK(latch_btree_node_(child)->key[0] == n->key[i],
+		      "the bound of child %u is %llu, its first key %llu", i,
+		      (unsigned long long)n->key[i],
+		      (unsigned long long)latch_btree_node_(child)->key[0]);
 		check_node(s, child, depth + 1, n->key[i], last ? has_hi : true,
 		           last ? hi : n->key[i + 1], false);
 	}
@@ -154,6 +163,7 @@ static inline void check_copy(const struct latch_map *m, unsigned cp, struct sha
 	s->sig = 0;
 	s->leaves = s->inner = 0;
 	s->leaf_depth = 0;
+	s->spans = m->spans;
 	if (!m->copy[cp].root) {
 		CHECK(m->copy[cp].size == 0 && m->copy[cp].height == 0,
 		      "an empty copy with a size");
@@ -164,42 +174,60 @@ static inline void check_copy(const struct latch_map *m, unsigned cp, struct sha
 	      m->copy[cp].size);
 	CHECK(s->leaf_depth + 1 == m->copy[cp].height, "copy %u: height %zu, leaves at depth %u",
 	      cp, m->copy[cp].height, s->leaf_depth);
+	CHECK(latch_btree_node_(m->copy[cp].root)->key[0] == s->keys[0],
+	      "copy %u: the root's first bound is not the least key", cp);
+}
+
+/*
+ * Check both copies of @m, which must hold @n entries each, the same ones
+ * (and, with @same_shape, in nodes of the same sizes), and the pools.
+ * Returns the shapes, valid until the next call.
+ */
+static inline const struct shape *check_copies(const struct latch_map *m, size_t n, bool same_shape)
+{
+	static struct shape s[2];
+
+	for (unsigned cp = 0; cp < 2; cp++) {
+		if (s[cp].cap < n + 1) {
+			free(s[cp].keys);
+			free(s[cp].slots);
+			free(s[cp].ends);
+			s[cp].cap = 2 * n + 16;
+			s[cp].keys = malloc(s[cp].cap * sizeof(*s[cp].keys));
+			s[cp].slots = malloc(s[cp].cap * sizeof(*s[cp].slots));
+			s[cp].ends = malloc(s[cp].cap * sizeof(*s[cp].ends));
+			CHECK(s[cp].keys && s[cp].slots && s[cp].ends, "out of memory");
+		}
+		check_copy(m, cp, &s[cp]);
+	}
+	CHECK(!same_shape ||
+	          (s[0].sig == s[1].sig && s[0].leaves == s[1].leaves && s[0].inner == s[1].inner),
+	      "the copies have different shapes");
+	CHECK(s[0].n == n && s[1].n == n, "copies hold %zu and %zu entries, expected %zu", s[0].n,
+	      s[1].n, n);
+	for (size_t i = 0; i < n; i++)
+		CHECK(s[0].keys[i] == s[1].keys[i] && s[0].slots[i] == s[1].slots[i] &&
+		          s[0].ends[i] == s[1].ends[i],
+		      "entry %zu differs between the copies", i);
+	CHECK(m->pool[0].total - m->pool[0].free == s[0].inner + s[1].inner,
+	      "inner pool: %zu nodes taken, copies use %zu", m->pool[0].total - m->pool[0].free,
+	      s[0].inner + s[1].inner);
+	CHECK(m->pool[1].total - m->pool[1].free == s[0].leaves + s[1].leaves,
+	      "leaf pool: %zu nodes taken, copies use %zu", m->pool[1].total - m->pool[1].free,
+	      s[0].leaves + s[1].leaves);
+	return s;
 }
 
 /* Check both copies, their equality, the pools, and the model. */
 static inline void check_map(const struct latch_map *m, const struct model *md)
 {
-	static struct shape s[2];
+	const struct shape *s = check_copies(m, md->n, true);
 
-	for (unsigned cp = 0; cp < 2; cp++) {
-		if (s[cp].cap < md->n + 1) {
-			free(s[cp].keys);
-			free(s[cp].slots);
-			s[cp].cap = 2 * md->n + 16;
-			s[cp].keys = malloc(s[cp].cap * sizeof(*s[cp].keys));
-			s[cp].slots = malloc(s[cp].cap * sizeof(*s[cp].slots));
-			CHECK(s[cp].keys && s[cp].slots, "out of memory");
-		}
-		check_copy(m, cp, &s[cp]);
-	}
-	CHECK(s[0].sig == s[1].sig && s[0].leaves == s[1].leaves && s[0].inner == s[1].inner,
-	      "the copies have different shapes");
-	CHECK(s[0].n == md->n && s[1].n == md->n, "copies hold %zu and %zu entries, model %zu",
-	      s[0].n, s[1].n, md->n);
 	for (size_t i = 0; i < md->n; i++) {
-		CHECK(s[0].keys[i] == md->keys[i] && s[1].keys[i] == md->keys[i],
-		      "entry %zu: keys %llu/%llu, model %llu", i, (unsigned long long)s[0].keys[i],
-		      (unsigned long long)s[1].keys[i], (unsigned long long)md->keys[i]);
-		CHECK(s[0].slots[i] == (uintptr_t)md->values[i] &&
-		          s[1].slots[i] == (uintptr_t)md->values[i],
-		      "entry %zu: wrong value", i);
+		CHECK(s[0].keys[i] == md->keys[i], "entry %zu: key %llu, model %llu", i,
+		      (unsigned long long)s[0].keys[i], (unsigned long long)md->keys[i]);
+		CHECK(s[0].slots[i] == (uintptr_t)md->values[i], "entry %zu: wrong value", i);
 	}
-	CHECK(m->pool[0].total - m->pool[0].free == 2 * s[0].inner,
-	      "inner pool: %zu nodes taken, copies use %zu", m->pool[0].total - m->pool[0].free,
-	      2 * s[0].inner);
-	CHECK(m->pool[1].total - m->pool[1].free == 2 * s[0].leaves,
-	      "leaf pool: %zu nodes taken, copies use %zu", m->pool[1].total - m->pool[1].free,
-	      2 * s[0].leaves);
 }
 
 /* Check every reader call at @x against the model. */
@@ -263,11 +291,26 @@ static inline void check_readers(const struct latch_map *m, const struct model *
 /* Bytes of node memory per entry, both copies and the pools' free nodes included. */
 static inline double map_bytes_per_entry(const struct latch_map *m)
 {
-	size_t nodes = m->pool[0].total + m->pool[1].total;
+	size_t bytes =
+	    m->pool[0].total * m->pool[0].node_size + m->pool[1].total * m->pool[1].node_size;
 
-	return m->copy[0].size
-	           ? (double)nodes * sizeof(struct latch_btree_node) / (double)m->copy[0].size
-	           : 0.0;
+	return m->copy[0].size ? (double)bytes / (double)m->copy[0].size : 0.0;
+}
+
+/*
+ * Allocation failure injection for the tree core's allocator hook: set
+ * latch_btree_alloc_ to counting_alloc (keeping the real one in
+ * real_alloc); the allocation numbered alloc_fail_at (from 0, counted in
+ * alloc_calls) then fails.
+ */
+static __attribute__((unused)) long alloc_calls, alloc_fail_at = -1;
+static __attribute__((unused)) void *(*real_alloc)(size_t, size_t);
+
+static inline void *counting_alloc(size_t align, size_t size)
+{
+	if (alloc_calls++ == alloc_fail_at)
+		return NULL;
+	return real_alloc(align, size);
 }
 
 #endif /* LATCH_TESTS_MAP_CHECK_H */

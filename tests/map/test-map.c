@@ -294,17 +294,7 @@ static void test_commit(void)
 	model_free(&md);
 }
 
-/* ---- allocation failure ---- */
-
-static long alloc_calls, alloc_fail_at = -1;
-static void *(*real_alloc)(size_t, size_t);
-
-static void *counting_alloc(size_t align, size_t size)
-{
-	if (alloc_calls++ == alloc_fail_at)
-		return NULL;
-	return real_alloc(align, size);
-}
+/* ---- allocation failure (counting_alloc: map-check.h) ---- */
 
 /*
  * Run @op with the k-th allocation failing, for k = 0, 1, ... until it

@@ -39,7 +39,7 @@ if ! [ -x "$GENMC" ] && ! command -v "$GENMC" >/dev/null 2>&1; then
 	exit 0
 fi
 
-HARNESSES=${MODEL_ONLY:-"seq value tree batch range map"}
+HARNESSES=${MODEL_ONLY:-"seq value tree batch map"}
 
 # Every GenMC run: RC11 (GenMC's default model) with its data-race
 # detection (on by default).  --disable-spin-assume: GenMC would otherwise
@@ -88,18 +88,18 @@ MUTANTS=(
 	# then changes the other one, which readers are on by then.
 	"readers-copy|all|include/latch/seq.h|s/return \(LATCH_LOAD_RELAXED\(&s->sequence\) & 1u\) \^ 1u;/return LATCH_LOAD_RELAXED(&s->sequence) \& 1u;/ * s/return \(next & 1u\) \^ 1u;/return next \& 1u;/"
 	# 3.4: the store that links a new node (latch_rb_link_node) relaxed.
-	"relaxed-publish|tree batch range|include/latch/rbtree.h|s/LATCH_STORE_RELEASE\(link, node\)/LATCH_STORE_RELAXED(link, node)/|Non-atomic race"
+	"relaxed-publish|tree batch|include/latch/rbtree.h|s/LATCH_STORE_RELEASE\(link, node\)/LATCH_STORE_RELAXED(link, node)/|Non-atomic race"
 	# 3.4: the link stores of rotations and erase (set_child, replace_child) relaxed.
-	"relaxed-rotate|tree batch range|src/rbtree.c|s/LATCH_STORE_RELEASE\(/LATCH_STORE_RELAXED(/g|Non-atomic race"
+	"relaxed-rotate|tree batch|src/rbtree.c|s/LATCH_STORE_RELEASE\(/LATCH_STORE_RELAXED(/g|Non-atomic race"
 	# 3.4: the reader's link loads (latch_rb_root_node, latch_rb_child) relaxed.
-	"relaxed-loads|tree batch range|include/latch/rbtree.h|s/LATCH_LOAD_ACQUIRE\(/LATCH_LOAD_RELAXED(/g|Non-atomic race"
+	"relaxed-loads|tree batch|include/latch/rbtree.h|s/LATCH_LOAD_ACQUIRE\(/LATCH_LOAD_RELAXED(/g|Non-atomic race"
 	# 7.2: leaves and inner nodes from one pool (the inner one), so memory
 	# a stale reader reached as an inner node can come back as a leaf and
 	# its values be followed as references.
-	"shared-pool|map|src/map.c|s/latch_btree_pool_take\(&m->pool\[[^\]]*\]/latch_btree_pool_take(&m->pool[INNER]/g * s/latch_btree_pool_give\(&m->pool\[[^\]]*\]/latch_btree_pool_give(&m->pool[INNER]/g|Attempt to access non-allocated memory"
+	"shared-pool|map|src/btree.c|s/latch_btree_pool_take\(&t->pool\[[^\]]*\]/latch_btree_pool_take(&t->pool[INNER]/g * s/latch_btree_pool_give\(&t->pool\[[^\]]*\]/latch_btree_pool_give(&t->pool[INNER]/g|Attempt to access non-allocated memory"
 	# 7.2: the reader's descent no longer stops at a 0 reference (a free
 	# node's free-list link, or a fresh node's slot).
-	"null-child|map|src/map.c|s/if \(!n \x7c\x7c (depth\+\+ >= LATCH_BTREE_MAX_DEPTH\) \{)/if (\$1/|Attempt to access non-allocated memory"
+	"null-child|map|src/btree.c|s/if \(!n \x7c\x7c (depth\+\+ >= LATCH_BTREE_MAX_DEPTH\) \{)/if (\$1/|Attempt to access non-allocated memory"
 )
 
 # Harness:mutant pairs expected to verify, with the reason (tests/model/README.md).
@@ -107,8 +107,7 @@ MUTANTS=(
 # reader's acquire fence (R3): every link a reader can load that the writer
 # stored after a flip is a release store, loaded with acquire, so the reader
 # synchronizes with the writer at that link and its recheck of the count
-# (R4) sees the flip by coherence, fences or not.  The range map does need
-# them, for its bounds, which are relaxed: no link publishes them.
+# (R4) sees the flip by coherence, fences or not.
 SURVIVES=(
 	"tree:flip-no-fence|tree links are release stores read by acquire loads: they order the recheck"
 	"tree:retry-no-fence|tree links are release stores read by acquire loads: they order the recheck"

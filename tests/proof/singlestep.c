@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 {
 	struct stepper st = { 0 };
 	long max_steps = test_env_long("LATCH_PROOF_STEPS", 20000);
-	size_t arena_size;
+	size_t arena_size, state_at;
 	char *arena;
 	pid_t child;
 	int status;
@@ -218,11 +218,13 @@ int main(int argc, char **argv)
 		printf("proof-singlestep: %s has no latch read side to check\n", st.sut->name);
 		return TEST_SKIP;
 	}
-	arena_size = sizeof(struct writer_status) + st.sut->size(st.keys);
+	/* The structure after the status, on a cache line: the B+-tree ones are 64-byte aligned. */
+	state_at = (sizeof(struct writer_status) + 63) / 64 * 64;
+	arena_size = state_at + st.sut->size(st.keys);
 	arena = mmap(NULL, arena_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(arena != MAP_FAILED, "mmap: %s", strerror(errno));
 	st.status = (struct writer_status *)(void *)arena;
-	st.state = arena + sizeof(struct writer_status);
+	st.state = arena + state_at;
 	st.present = calloc((size_t)st.keys, sizeof(bool));
 	CHECK(st.present, "out of memory");
 

@@ -19,12 +19,12 @@
 struct sut_map {
 	struct latch_map map;
 	long keys;
-	size_t used, room;
+	struct sut_arena arena;
 	_Alignas(64) unsigned char heap[];
 };
 
-/* Where the next allocation comes from; only init() allocates. */
-static struct sut_map *arena;
+/* Where the next allocation comes from; only sut_arena_run() allocates. */
+static struct sut_arena *arena;
 
 static void *arena_alloc(size_t align, size_t size)
 {
@@ -36,32 +36,46 @@ static void *arena_alloc(size_t align, size_t size)
 	return arena->heap + at;
 }
 
-static size_t map_bytes(long keys)
+void sut_arena_run(struct sut_arena *a, void (*fn)(void *ctx), void *ctx)
+{
+	void *(*saved)(size_t, size_t) = latch_btree_alloc_;
+
+	arena = a;
+	latch_btree_alloc_ = arena_alloc;
+	fn(ctx);
+	latch_btree_alloc_ = saved;
+}
+
+size_t sut_arena_bytes(long keys, size_t leaf_size)
 {
 	/* Chunks of 64 nodes for both copies' leaves (>= 8 entries) and inner nodes, with room. */
 	size_t chunks = (size_t)keys / 128 + 8;
 
-	return chunks * (LATCH_BTREE_CHUNK + 1) * sizeof(struct latch_btree_node);
+	return chunks * (LATCH_BTREE_CHUNK + 1) * leaf_size;
 }
 
 static size_t map_size(long keys)
 {
-	return sizeof(struct sut_map) + map_bytes(keys);
+	return sizeof(struct sut_map) + sut_arena_bytes(keys, sizeof(struct latch_btree_node));
+}
+
+static void map_reserve(void *ctx)
+{
+	struct sut_map *t = ctx;
+
+	CHECK(latch_map_init(&t->map) == 0 && latch_map_reserve(&t->map, (size_t)t->keys) == 0,
+	      "the map's nodes do not fit its arena");
 }
 
 static void map_init(void *s, long keys)
 {
 	struct sut_map *t = s;
-	void *(*saved)(size_t, size_t) = latch_btree_alloc_;
 
 	memset(t, 0, sizeof(*t));
 	t->keys = keys;
-	t->room = map_bytes(keys);
-	arena = t;
-	latch_btree_alloc_ = arena_alloc;
-	CHECK(latch_map_init(&t->map) == 0 && latch_map_reserve(&t->map, (size_t)keys) == 0,
-	      "the map's nodes do not fit its arena");
-	latch_btree_alloc_ = saved;
+	t->arena = (struct sut_arena){ 0, sut_arena_bytes(keys, sizeof(struct latch_btree_node)),
+		                       t->heap };
+	sut_arena_run(&t->arena, map_reserve, t);
 }
 
 static void map_insert(void *s, long key)
@@ -104,10 +118,11 @@ static unsigned map_read_begin(const void *s)
 static long map_attempt(const void *s, unsigned start, long key)
 {
 	const struct sut_map *t = s;
-	void *v = NULL;
-	bool bad, hit = latch_map_find_in_copy_(&t->map, start & 1u, (uint64_t)key, &v, &bad);
+	struct latch_btree_ent e;
+	bool bad,
+	    hit = latch_btree_attempt_(&t->map, start, (uint64_t)key, LATCH_BTREE_EXACT, &e, &bad);
 
-	return bad ? -2 : value_key(hit, v);
+	return bad ? -2 : value_key(hit, (void *)e.slot);
 }
 
 static bool map_read_retry(const void *s, unsigned start)

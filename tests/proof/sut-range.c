@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The range map as a structure under test: key k is the range
- * [16k + 4, 16k + 12); a lookup of key k asks which range holds address
- * 16k + 8 and answers the key of the range found (from its start, so a
- * wrong range shows up as a wrong key).
+ * [16k + 4, 16k + 12) with value k + 1; a lookup of key k asks which
+ * range holds address 16k + 8 and answers the key of the range found
+ * (from its start, checked against its end and value, so a wrong range
+ * or a torn entry shows up as a wrong key).  Its nodes come from the
+ * structure's own bytes, as the latched map's do (sut-map.c).
  */
 #include <string.h>
 
 #include <latch/range.h>
 
+#include "btree.h"
 #include "check.h"
 #include "sut.h"
 
@@ -17,7 +20,8 @@
 struct sut_range {
 	struct latch_range_map map;
 	long keys;
-	struct latch_range pool[]; /* pool[k]: [16k + 4, 16k + 12) */
+	struct sut_arena arena;
+	_Alignas(64) unsigned char heap[];
 };
 
 static uintptr_t range_probe(long key)
@@ -25,53 +29,73 @@ static uintptr_t range_probe(long key)
 	return (uintptr_t)key * RANGE_STRIDE + RANGE_STRIDE / 2;
 }
 
-/* The key a found range stands for, or a key no probe asks for when it is not one of the pool's. */
-static long range_key(const struct latch_range *r, uintptr_t addr)
+/* The key the range [start, end) with @value stands for, or -2 when it is none of the pool's. */
+static long range_key(bool hit, uintptr_t start, uintptr_t end, uintptr_t value, uintptr_t addr)
 {
-	if (!r || addr < r->start || addr >= r->end)
+	long k = (long)(start / RANGE_STRIDE);
+
+	if (!hit || addr < start || addr >= end)
 		return SUT_ABSENT;
-	return r->start % RANGE_STRIDE == 4 ? (long)(r->start / RANGE_STRIDE) : -2;
+	if (start % RANGE_STRIDE != 4 || end != start + 8 || value != (uintptr_t)k + 1)
+		return -2;
+	return k;
+}
+
+static size_t leaf_bytes(void)
+{
+	return sizeof(struct latch_btree_span_leaf);
 }
 
 static size_t range_size(long keys)
 {
-	return sizeof(struct sut_range) + (size_t)keys * sizeof(struct latch_range);
+	return sizeof(struct sut_range) + sut_arena_bytes(keys, leaf_bytes());
+}
+
+static void range_reserve(void *ctx)
+{
+	struct sut_range *t = ctx;
+
+	CHECK(latch_range_map_init(&t->map) == 0 &&
+	          latch_range_reserve(&t->map, (size_t)t->keys) == 0,
+	      "the range map's nodes do not fit its arena");
 }
 
 static void range_init(void *s, long keys)
 {
 	struct sut_range *t = s;
 
-	memset(t, 0, range_size(keys));
-	latch_range_map_init(&t->map);
+	memset(t, 0, sizeof(*t));
 	t->keys = keys;
-	for (long k = 0; k < keys; k++) {
-		t->pool[k].start = (uintptr_t)k * RANGE_STRIDE + 4;
-		t->pool[k].end = (uintptr_t)k * RANGE_STRIDE + 12;
-	}
+	t->arena = (struct sut_arena){ 0, sut_arena_bytes(keys, leaf_bytes()), t->heap };
+	sut_arena_run(&t->arena, range_reserve, t);
 }
 
 static void range_insert(void *s, long key)
 {
 	struct sut_range *t = s;
+	uintptr_t start = (uintptr_t)key * RANGE_STRIDE + 4;
 
-	CHECK(latch_range_insert(&t->map, &t->pool[key]) == 0, "latch_range_insert(%ld) failed",
-	      key);
+	CHECK(latch_range_insert(&t->map, start, start + 8, (void *)(uintptr_t)(key + 1), NULL) ==
+	          0,
+	      "latch_range_insert(%ld) failed", key);
 }
 
 static void range_erase(void *s, long key)
 {
 	struct sut_range *t = s;
 
-	latch_range_erase(&t->map, &t->pool[key]);
+	CHECK(latch_range_erase(&t->map, (uintptr_t)key * RANGE_STRIDE + 4) == 0,
+	      "latch_range_erase(%ld) failed", key);
 }
 
 static long range_find(const void *s, long key)
 {
 	const struct sut_range *t = s;
 	uintptr_t addr = range_probe(key);
+	struct latch_range r = { 0, 0, NULL };
+	bool hit = latch_range_find(&t->map, addr, &r);
 
-	return range_key(latch_range_find(&t->map, addr), addr);
+	return range_key(hit, r.start, r.end, (uintptr_t)r.value, addr);
 }
 
 static unsigned range_read_begin(const void *s)
@@ -81,19 +105,16 @@ static unsigned range_read_begin(const void *s)
 	return latch_seq_read_begin(&t->map.tree.seq);
 }
 
-/* One attempt of latch_range_find() on copy (start & 1): bounds, then a floor descent. */
+/* One attempt of latch_range_find() on copy (start & 1): a floor descent and its leaf entry. */
 static long range_attempt(const void *s, unsigned start, long key)
 {
 	const struct sut_range *t = s;
 	uintptr_t addr = range_probe(key);
-	unsigned idx = start & 1u;
+	struct latch_btree_ent e = { 0, 0, 0 };
+	bool bad,
+	    hit = latch_btree_attempt_(&t->map.tree, start, addr, LATCH_BTREE_FLOOR, &e, &bad);
 
-	if (!latch_range_admit_(&t->map, idx, &addr))
-		return SUT_ABSENT;
-	return range_key(
-	    latch_range_of_(latch_tree_seek_in_copy_(&t->map.tree, idx, latch_range_order_, &addr,
-	                                             NULL, LATCH_TREE_SEEK_FLOOR_)),
-	    addr);
+	return bad ? -2 : range_key(hit, (uintptr_t)e.key, e.end, e.slot, addr);
 }
 
 static bool range_read_retry(const void *s, unsigned start)
@@ -103,23 +124,35 @@ static bool range_read_retry(const void *s, unsigned start)
 	return latch_seq_read_retry(&t->map.tree.seq, start);
 }
 
-/* A raw floor descent of copy @idx, bounded, counting its steps. */
+/*
+ * A raw floor descent of copy @idx, counting its levels.  It answers the
+ * start it found, not the end or value: a leaf being rewritten may pair
+ * an entry's start with its neighbour's end between the stores of an
+ * entry, and only the retry check makes them agree (see sut-map.c).
+ */
 static long range_descend(const void *s, unsigned idx, long key, unsigned *steps)
 {
 	const struct sut_range *t = s;
 	uintptr_t addr = range_probe(key);
-	const struct latch_rb_node *rb = latch_rb_root_node(&t->map.tree.tree[idx]);
-	const struct latch_range *floor = NULL;
+	uintptr_t ref = LATCH_LOAD_ACQUIRE(&t->map.tree.copy[idx].root);
 
-	for (*steps = 0; rb && *steps < LATCH_RB_MAX_DEPTH; ++*steps) {
-		const struct latch_range *r = latch_range_of_(latch_tree_from_rb_(rb, idx));
-		bool right = addr >= r->start;
+	*steps = 0;
+	while (ref && !(ref & LATCH_BTREE_LEAF) && *steps < LATCH_BTREE_MAX_DEPTH) {
+		const struct latch_btree_node *n = latch_btree_node_(ref);
+		unsigned c = latch_btree_count_le_(n, addr);
 
-		if (right)
-			floor = r;
-		rb = latch_rb_child(rb, right ? LATCH_RB_RIGHT : LATCH_RB_LEFT);
+		ref = LATCH_LOAD_ACQUIRE(&n->slot[c - (c != 0)]);
+		++*steps;
 	}
-	return range_key(floor, addr);
+	if (!(ref & LATCH_BTREE_LEAF))
+		return SUT_ABSENT;
+	const struct latch_btree_node *leaf = latch_btree_node_(ref);
+	unsigned pos = latch_btree_count_le_(leaf, addr);
+	uint64_t start = pos ? LATCH_LOAD_RELAXED(&leaf->key[pos - 1]) : 0;
+
+	if (!pos || start % RANGE_STRIDE != 4 || addr >= start + 8)
+		return SUT_ABSENT;
+	return (long)(start / RANGE_STRIDE);
 }
 
 const struct sut_ops sut_range_map = SUT_LATCHED_OPS("range-map", range);

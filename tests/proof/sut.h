@@ -72,6 +72,21 @@ extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mu
 /* The other latched structures (sut-range.c, sut-value.c, sut-map.c). */
 extern const struct sut_ops sut_range_map, sut_latched_value, sut_latch_map;
 
+/*
+ * Node memory for the B+-tree structures (sut-map.c, sut-range.c): their
+ * nodes come from the structure's own bytes, so a structure lives
+ * wherever the harness put it (a MAP_SHARED arena for the single-step
+ * harness).  sut_arena_run() runs @fn with every allocation of the tree
+ * core served from @a; sut_arena_bytes() is the room @keys keys need with
+ * leaves of @leaf_size bytes.
+ */
+struct sut_arena {
+	size_t used, room;
+	unsigned char *heap;
+};
+void sut_arena_run(struct sut_arena *a, void (*fn)(void *ctx), void *ctx);
+size_t sut_arena_bytes(long keys, size_t leaf_size);
+
 /* The structure named @name (any of the above), or NULL. */
 const struct sut_ops *sut_by_name(const char *name);
 
