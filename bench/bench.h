@@ -40,8 +40,6 @@ struct bench_peer {
 	void (*destroy)(void *peer);
 	/* Fill slots 0..n-1 with keys[0..n-1] (optional; else insert() n times). */
 	void (*load)(void *peer, const long *keys, size_t n);
-	/* Fill slots 0..n-1 with keys[0..n-1], increasing, in one bulk build (optional). */
-	void (*load_sorted)(void *peer, const long *keys, size_t n);
 	/* Writer: put slot @slot, holding @key, into the structure. */
 	void (*insert)(void *peer, size_t slot, long key);
 	/* Writer: take slot @slot out of the structure. */
