@@ -64,10 +64,9 @@ int main()
 	std::raise(SIGPROF);
 	// Tier up: the new code and its helper appear and the old code goes,
 	// all at once for the profiler.
-	latch::commit_status c =
-	    regions->commit({ { latch::map_op::insert, hot_v2.start, &hot_v2 },
-	                      { latch::map_op::insert, helper.start, &helper },
-	                      { latch::map_op::erase, hot_v1.start, nullptr } });
+	latch::commit_status c = regions->commit({ { latch::map_op::insert, hot_v2.start, &hot_v2 },
+	                                           { latch::map_op::insert, helper.start, &helper },
+	                                           { latch::map_op::erase, hot_v1.start } });
 	if (!c) {
 		std::fprintf(stderr, "map-cxx: change %zu of the tier-up failed\n", c.failed());
 		return 1;

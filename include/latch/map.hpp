@@ -66,11 +66,11 @@ template <typename V = void *> class map
       public:
 	using value_type = V;
 
-	/** One change of a batch; value is ignored by map_op::erase. */
+	/** One change of a batch; value is ignored by map_op::erase, which may leave it out. */
 	struct change {
 		map_op op;
 		std::uint64_t key;
-		V value;
+		V value{};
 	};
 
 	/**

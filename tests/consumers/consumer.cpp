@@ -15,7 +15,7 @@ static int cxx_wrappers()
 
 	setting.store(-3);
 	if (!m || !m->insert(7, setting.load()) ||
-	    !m->commit({ { latch::map_op::insert, 9, 90 }, { latch::map_op::erase, 7, 0 } }) ||
+	    !m->commit({ { latch::map_op::insert, 9, 90 }, { latch::map_op::erase, 7 } }) ||
 	    m->find(7) || m->floor(10)->value != 90 || m->size() != 1) {
 		std::fprintf(stderr, "consumer: the C++ wrappers gave a wrong answer\n");
 		return 1;

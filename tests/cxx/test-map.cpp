@@ -194,7 +194,7 @@ static void check_errors()
 
 	// A braced list of changes; the third is bad, so none applies.
 	latch::commit_status c = m.commit({ { latch::map_op::insert, 30, 3 },
-	                                    { latch::map_op::erase, 10, 0 },
+	                                    { latch::map_op::erase, 10 },
 	                                    { latch::map_op::replace, 10, 5 } });
 	CHECK(!c && c.error() == std::errc::no_such_file_or_directory && c.failed() == 2,
 	      "commit: the replace of an erased key");
