@@ -3,8 +3,9 @@
  * A program that uses liblatch the way an application does: it includes
  * every public header, uses the tree and the counter, and checks the
  * answers.  Written in the common subset of C11 and C++17 (consumer.cpp
- * includes it).  With the argument "shared" or "static" it also checks
- * where latch_tree_insert() was linked from: liblatch.so, or the program
+ * includes it, after the check of the C++ wrappers that main() calls
+ * there).  With the argument "shared" or "static" it also checks where
+ * latch_tree_insert() was linked from: liblatch.so, or the program
  * itself.
  */
 #ifndef _GNU_SOURCE
@@ -89,6 +90,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "consumer: the counter is %u after one update\n", start);
 		return 1;
 	}
+
+#ifdef __cplusplus
+	if (cxx_wrappers() != 0) /* consumer.cpp */
+		return 1;
+#endif
 
 	if (argc > 1) {
 		const char *origin = insert_origin();

@@ -7,7 +7,8 @@
 # installed files (and, when man pages were built, that `man` finds every
 # page), then builds consumer.c against the installed library:
 #   HOW = pkg-config: with `pkg-config --cflags --libs latch`, linked to
-#         the shared library, and with `pkg-config --static`, which must
+#         the shared library (consumer.cpp too, which uses the C++
+#         wrappers), and with `pkg-config --static`, which must
 #         name -pthread (the range map's lock), linked to the static one
 #         (exit 77, skipped, without pkg-config);
 #   HOW = cmake: with find_package(latch), one program per library.
@@ -37,8 +38,8 @@ for f in include/latch/tree.h include/latch/seq.h include/latch/rbtree.h \
 	}
 done
 
-# Every header in the source tree is installed.
-for h in "$src"/../../include/latch/*.h; do
+# Every header in the source tree is installed, the C++ wrappers' too.
+for h in "$src"/../../include/latch/*.h "$src"/../../include/latch/*.hpp; do
 	[ -e "$prefix/include/latch/$(basename "$h")" ] || {
 		echo "FAIL: include/latch/$(basename "$h") was not installed" >&2
 		exit 1
@@ -69,6 +70,10 @@ pkg-config)
 	"$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror $sanitize "$src/consumer.c" \
 		-o "$work/consumer" $flags
 	LD_LIBRARY_PATH="$prefix/$libdir" "$work/consumer" shared
+	# shellcheck disable=SC2086 # flags are words
+	"$cxx" -std=c++17 -Wall -Wextra -Wpedantic -Werror $sanitize "$src/consumer.cpp" \
+		-o "$work/consumer-cxx" $flags
+	LD_LIBRARY_PATH="$prefix/$libdir" "$work/consumer-cxx" shared
 	pc="pkg-config --define-variable=prefix=$prefix --static"
 	static_libs=$($pc --libs latch)
 	case " $static_libs " in
