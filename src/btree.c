@@ -126,27 +126,25 @@ void latch_btree_pool_free(struct latch_btree_pool *p)
 
 /* ---- the writer's view of a node (only the writer stores nodes) ---- */
 
-/* One level of a writer's descent: the node and the entry taken. */
-struct step {
-	node_t *node;
-	unsigned idx;
-};
-
 /* Do nodes of @kind in @t carry ends? */
 static bool has_ends(const struct latch_map *t, unsigned kind)
 {
 	return kind == LEAF && t->spans;
 }
 
-/* Used entries of @n: entry 15 is repeated from the last used one on. */
+/*
+ * Used entries of @n: keys increase strictly up to the last used entry,
+ * which entry 15 and every padding entry repeat, so the used entries are
+ * those whose key differs from entry 15's, and the last used one.
+ */
 static unsigned node_used(const node_t *n)
 {
-	unsigned i = 0;
+	unsigned c = 1;
 
 	/* Plain loads: only this (serialized) writer stores nodes. */
-	while (i < LATCH_BTREE_FANOUT - 1 && n->key[i] != n->key[LATCH_BTREE_FANOUT - 1])
-		i++;
-	return i + 1;
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT - 1; i++)
+		c += n->key[i] != n->key[LATCH_BTREE_FANOUT - 1];
+	return c;
 }
 
 static unsigned node_read(const struct latch_map *t, unsigned kind, const node_t *n, ent_t *e)
@@ -162,37 +160,77 @@ static unsigned node_read(const struct latch_map *t, unsigned kind, const node_t
 	return c;
 }
 
+/* Store @s as entry @i of @n (@end: @n's ends, or NULL). */
+static void ent_store(node_t *n, uintptr_t *end, unsigned i, const ent_t *s)
+{
+	/*
+	 * Relaxed key and end, release slot: the copy being written is read
+	 * only by readers whose retry check fails, and the flip's release
+	 * store publishes it whole.  The release on a child reference also
+	 * orders a fresh chunk's initialisation before a stale reader that
+	 * follows the reference with acquire.
+	 */
+	LATCH_STORE_RELAXED(&n->key[i], s->key);
+	if (end)
+		LATCH_STORE_RELAXED(&end[i], s->end);
+	LATCH_STORE_RELEASE(&n->slot[i], s->slot);
+}
+
+/* Entry @i of @n (@end: @n's ends, or NULL). */
+static ent_t ent_load(const node_t *n, const uintptr_t *end, unsigned i)
+{
+	/* Plain loads: only this (serialized) writer stores nodes. */
+	return (ent_t){ n->key[i], n->slot[i], end ? end[i] : 0 };
+}
+
 /* Store entries e[0..c-1] into @n, padding with copies of e[c-1]. */
 static void node_write(const struct latch_map *t, unsigned kind, node_t *n, const ent_t *e,
                        unsigned c)
 {
 	uintptr_t *end = has_ends(t, kind) ? latch_btree_ends_(n) : NULL;
 
-	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++) {
-		const ent_t *s = &e[i < c ? i : c - 1];
-
-		/*
-		 * Relaxed key and end, release slot: the copy being written is
-		 * read only by readers whose retry check fails, and the flip's
-		 * release store publishes it whole.  The release on a child
-		 * reference also orders a fresh chunk's initialisation before
-		 * a stale reader that follows the reference with acquire.
-		 */
-		LATCH_STORE_RELAXED(&n->key[i], s->key);
-		if (end)
-			LATCH_STORE_RELAXED(&end[i], s->end);
-		LATCH_STORE_RELEASE(&n->slot[i], s->slot);
-	}
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++)
+		ent_store(n, end, i, &e[i < c ? i : c - 1]);
 }
 
-/* Index of the first entry of e[0..c-1] with key >= @key. */
-static unsigned ent_lower(const ent_t *e, unsigned c, uint64_t key)
+/*
+ * Insert @x at entry @at of the leaf @n, which has @c < 16 used entries,
+ * in place.  Entries at..c-1 move up one; the padding after them already
+ * repeats the old last entry, which stays last unless @x is appended, in
+ * which case the padding becomes copies of @x.
+ */
+static void leaf_insert_at(const struct latch_map *t, node_t *n, unsigned c, unsigned at,
+                           const ent_t *x)
 {
-	unsigned i = 0;
+	uintptr_t *end = has_ends(t, LEAF) ? latch_btree_ends_(n) : NULL;
 
-	while (i < c && e[i].key < key)
-		i++;
-	return i;
+	for (unsigned i = c; i > at; i--) {
+		ent_t e = ent_load(n, end, i - 1);
+
+		ent_store(n, end, i, &e);
+	}
+	for (unsigned i = at; i < (at == c ? LATCH_BTREE_FANOUT : at + 1); i++)
+		ent_store(n, end, i, x);
+}
+
+/*
+ * Remove entry @at of the leaf @n, which has @c >= 2 used entries, in
+ * place.  Entries at+1..c-1 move down one, leaving entry c-1 as it was:
+ * a copy of the new last entry, like the padding after it; removing the
+ * last entry makes the padding copies of the one before it.
+ */
+static void leaf_remove_at(const struct latch_map *t, node_t *n, unsigned c, unsigned at)
+{
+	uintptr_t *end = has_ends(t, LEAF) ? latch_btree_ends_(n) : NULL;
+	ent_t last = ent_load(n, end, c - 2);
+
+	for (unsigned i = at; i + 1 < c; i++) {
+		ent_t e = ent_load(n, end, i + 1);
+
+		ent_store(n, end, i, &e);
+	}
+	for (unsigned i = c - 1; at == c - 1 && i < LATCH_BTREE_FANOUT; i++)
+		ent_store(n, end, i, &last);
 }
 
 static void ent_insert(ent_t *e, unsigned *c, unsigned at, ent_t x)
@@ -208,36 +246,6 @@ static void ent_remove(ent_t *e, unsigned *c, unsigned at)
 	for (unsigned i = at; i + 1 < *c; i++)
 		e[i] = e[i + 1];
 	(*c)--;
-}
-
-/*
- * The used child entry an inner node's entries send @key to: the branchless
- * count readers use, then back from a padding copy to the entry it repeats.
- */
-static unsigned inner_index(const node_t *n, uint64_t key)
-{
-	unsigned c = latch_btree_count_le_(n, key);
-
-	return latch_btree_count_lt_(n, n->key[c - (c != 0)]);
-}
-
-/* Descend copy @cp to the leaf for @key, recording the inner steps. */
-static node_t *descend(const struct latch_map *t, unsigned cp, uint64_t key, struct step *path,
-                       unsigned *depth)
-{
-	uintptr_t r = t->copy[cp].root;
-	unsigned h = 0;
-
-	while (!(r & LATCH_BTREE_LEAF)) {
-		node_t *n = latch_btree_node_(r);
-		unsigned i = inner_index(n, key);
-
-		path[h].node = n;
-		path[h++].idx = i;
-		r = n->slot[i];
-	}
-	*depth = h;
-	return latch_btree_node_(r);
 }
 
 static void set_root(struct latch_map *t, unsigned cp, uintptr_t ref)
@@ -283,8 +291,8 @@ static void share(struct latch_map *t, unsigned kind, node_t *p, unsigned j, nod
  * room, so nodes fill up before they split; otherwise it splits and the
  * new node goes into the parent, up to a new root.
  */
-static void put(struct latch_map *t, unsigned cp, struct step *path, unsigned h, node_t *n,
-                unsigned kind, ent_t *e, unsigned c)
+static void put(struct latch_map *t, unsigned cp, const struct latch_btree_step *path, unsigned h,
+                node_t *n, unsigned kind, ent_t *e, unsigned c)
 {
 	for (;;) {
 		ent_t buf[2 * LATCH_BTREE_FANOUT + 1];
@@ -343,14 +351,14 @@ static void put(struct latch_map *t, unsigned cp, struct step *path, unsigned h,
 	}
 }
 
-void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_btree_ent *x)
+void latch_btree_insert_at_(struct latch_map *t, unsigned cp, const struct latch_btree_spot *s,
+                            const struct latch_btree_ent *x)
 {
-	struct step path[LATCH_BTREE_MAX_DEPTH];
 	ent_t e[LATCH_BTREE_FANOUT + 1];
-	unsigned h, c;
+	unsigned c;
 
 	set_size(t, cp, t->copy[cp].size + 1);
-	if (!t->copy[cp].root) {
+	if (!s->leaf) {
 		node_t *leaf = latch_btree_pool_take(&t->pool[LEAF]);
 
 		node_write(t, LEAF, leaf, x, 1);
@@ -358,14 +366,17 @@ void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_bt
 		t->copy[cp].height = 1;
 		return;
 	}
-	node_t *leaf = descend(t, cp, x->key, path, &h);
 	/* A new least key lowers the first bound of the nodes on the leftmost path. */
-	for (unsigned i = 0; i < h; i++)
-		if (x->key < path[i].node->key[0])
-			set_key(t, path[i].node, 0, x->key);
-	c = node_read(t, LEAF, leaf, e);
-	ent_insert(e, &c, ent_lower(e, c, x->key), *x);
-	put(t, cp, path, h, leaf, LEAF, e, c);
+	for (unsigned i = 0; i < s->depth; i++)
+		if (x->key < s->path[i].node->key[0])
+			set_key(t, s->path[i].node, 0, x->key);
+	if (s->used < LATCH_BTREE_FANOUT) {
+		leaf_insert_at(t, s->leaf, s->used, s->at, x);
+		return;
+	}
+	c = node_read(t, LEAF, s->leaf, e);
+	ent_insert(e, &c, s->at, *x);
+	put(t, cp, s->path, s->depth, s->leaf, LEAF, e, c);
 }
 
 /*
@@ -374,8 +385,8 @@ void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_bt
  * spare, or merges with it; a merge removes an entry from the parent, up
  * to the root, which shrinks when it has one child left.
  */
-static void fix(struct latch_map *t, unsigned cp, struct step *path, unsigned h, node_t *n,
-                unsigned kind, ent_t *e, unsigned c)
+static void fix(struct latch_map *t, unsigned cp, const struct latch_btree_step *path, unsigned h,
+                node_t *n, unsigned kind, ent_t *e, unsigned c)
 {
 	for (;;) {
 		ent_t buf[2 * LATCH_BTREE_FANOUT];
@@ -426,39 +437,62 @@ static void fix(struct latch_map *t, unsigned cp, struct step *path, unsigned h,
 	}
 }
 
-void latch_btree_erase_(struct latch_map *t, unsigned cp, uint64_t key)
+void latch_btree_erase_at_(struct latch_map *t, unsigned cp, const struct latch_btree_spot *s)
 {
-	struct step path[LATCH_BTREE_MAX_DEPTH];
 	ent_t e[LATCH_BTREE_FANOUT];
-	unsigned h;
-	node_t *leaf = descend(t, cp, key, path, &h);
-	unsigned c = node_read(t, LEAF, leaf, e), at = ent_lower(e, c, key);
+	node_t *leaf = s->leaf;
+	unsigned h = s->depth, c = s->used, at = s->at;
 
 	set_size(t, cp, t->copy[cp].size - 1);
-	ent_remove(e, &c, at);
 	/*
 	 * The separator invariant: the leaf's bound, and every bound above
 	 * it for which the leaf is the first of its subtree, become its new
 	 * first key.  Done before fix(), which reads them when it shares.
 	 */
-	for (unsigned k = h; at == 0 && c > 0 && k-- > 0;) {
-		set_key(t, path[k].node, path[k].idx, e[0].key);
-		if (path[k].idx != 0)
+	for (unsigned k = h; at == 0 && c > 1 && k-- > 0;) {
+		set_key(t, s->path[k].node, s->path[k].idx, leaf->key[1]);
+		if (s->path[k].idx != 0)
 			break;
 	}
-	fix(t, cp, path, h, leaf, LEAF, e, c);
+	if (c > LATCH_BTREE_MIN || (h == 0 && c > 1)) {
+		leaf_remove_at(t, leaf, c, at);
+		return;
+	}
+	c = node_read(t, LEAF, leaf, e);
+	ent_remove(e, &c, at);
+	fix(t, cp, s->path, h, leaf, LEAF, e, c);
+}
+
+void latch_btree_replace_at_(const struct latch_btree_spot *s, uintptr_t value)
+{
+	/* The last used entry's value is repeated in the padding after it. */
+	for (unsigned i = s->at; i < (s->at == s->used - 1 ? LATCH_BTREE_FANOUT : s->at + 1); i++)
+		/* Release, as every slot store (ent_store()). */
+		LATCH_STORE_RELEASE(&s->leaf->slot[i], value);
+}
+
+void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_btree_ent *x)
+{
+	struct latch_btree_spot s;
+
+	latch_btree_locate_(t, cp, x->key, &s);
+	latch_btree_insert_at_(t, cp, &s, x);
+}
+
+void latch_btree_erase_(struct latch_map *t, unsigned cp, uint64_t key)
+{
+	struct latch_btree_spot s;
+
+	latch_btree_locate_(t, cp, key, &s);
+	latch_btree_erase_at_(t, cp, &s);
 }
 
 void latch_btree_replace_(struct latch_map *t, unsigned cp, uint64_t key, uintptr_t value)
 {
-	struct step path[LATCH_BTREE_MAX_DEPTH];
-	ent_t e[LATCH_BTREE_FANOUT];
-	unsigned h;
-	node_t *leaf = descend(t, cp, key, path, &h);
-	unsigned c = node_read(t, LEAF, leaf, e);
+	struct latch_btree_spot s;
 
-	e[ent_lower(e, c, key)].slot = value;
-	node_write(t, LEAF, leaf, e, c);
+	latch_btree_locate_(t, cp, key, &s);
+	latch_btree_replace_at_(&s, value);
 }
 
 /* Return every node of the subtree @ref to its pool. */
@@ -938,6 +972,108 @@ static int simd_supported(void)
 	return 0;
 }
 #endif
+
+/*
+ * The writer's descent to @key's spot in copies @from..@to, spot[i] for
+ * copy from + i: both copies go level by level side by side, so that
+ * their cache misses overlap.  It uses the readers' branchless in-node
+ * counts (plain loads would do: only this serialized writer stores
+ * nodes).  In an inner node, the child is the last used entry whose bound
+ * is <= @key, found from the padding copy the count may end in as the
+ * reader does; in the leaf, the used entries are those below entry 15's
+ * key (which the padding repeats), plus that one.
+ */
+static inline __attribute__((always_inline)) void
+locate_with(const struct latch_map *t, unsigned from, unsigned to, uint64_t key,
+            struct latch_btree_spot *spot, unsigned (*count_le)(const node_t *, uint64_t),
+            unsigned (*count_lt)(const node_t *, uint64_t))
+{
+	uintptr_t r[2];
+	bool inner = false;
+
+	for (unsigned i = 0; i <= to - from; i++) {
+		r[i] = t->copy[from + i].root;
+		spot[i].leaf = NULL;
+		spot[i].depth = spot[i].used = spot[i].at = 0;
+		inner |= r[i] && !(r[i] & LATCH_BTREE_LEAF);
+	}
+	while (inner) {
+		inner = false;
+		for (unsigned i = 0; i <= to - from; i++) {
+			struct latch_btree_spot *s = &spot[i];
+
+			if (!r[i] || (r[i] & LATCH_BTREE_LEAF))
+				continue;
+			node_t *n = latch_btree_node_(r[i]);
+			unsigned c = count_le(n, key);
+			unsigned at = count_lt(n, n->key[c - (c != 0)]);
+
+			s->path[s->depth].node = n;
+			s->path[s->depth++].idx = at;
+			r[i] = n->slot[at];
+			inner |= !(r[i] & LATCH_BTREE_LEAF);
+		}
+	}
+	for (unsigned i = 0; i <= to - from; i++) {
+		node_t *leaf = latch_btree_node_(r[i]);
+		unsigned below;
+
+		if (!leaf)
+			continue;
+		spot[i].leaf = leaf;
+		spot[i].used = count_lt(leaf, leaf->key[LATCH_BTREE_FANOUT - 1]) + 1;
+		below = count_lt(leaf, key);
+		spot[i].at = below < spot[i].used ? below : spot[i].used;
+	}
+}
+
+static void locate_scalar(const struct latch_map *t, unsigned from, unsigned to, uint64_t key,
+                          struct latch_btree_spot *spot)
+{
+	locate_with(t, from, to, key, spot, latch_btree_count_le_, latch_btree_count_lt_);
+}
+
+#ifdef LATCH_BTREE_AVX2
+__attribute__((target("avx2"))) static void locate_avx2(const struct latch_map *t, unsigned from,
+                                                        unsigned to, uint64_t key,
+                                                        struct latch_btree_spot *spot)
+{
+	locate_with(t, from, to, key, spot, latch_btree_count_le_avx2_, latch_btree_count_lt_avx2_);
+}
+#endif
+
+/* Is @key at @s? */
+static bool spot_holds(const struct latch_btree_spot *s, uint64_t key)
+{
+	return s->at < s->used && s->leaf->key[s->at] == key;
+}
+
+static void locate(const struct latch_map *t, unsigned from, unsigned to, uint64_t key,
+                   struct latch_btree_spot *spot)
+{
+#ifdef LATCH_BTREE_AVX2
+	/* Relaxed: as in latch_btree_attempt_(). */
+	if (LATCH_LOAD_RELAXED(&latch_btree_simd_) > 0) {
+		locate_avx2(t, from, to, key, spot);
+		return;
+	}
+#endif
+	locate_scalar(t, from, to, key, spot);
+}
+
+bool latch_btree_locate_(const struct latch_map *t, unsigned cp, uint64_t key,
+                         struct latch_btree_spot *s)
+{
+	locate(t, cp, cp, key, s);
+	return spot_holds(s, key);
+}
+
+bool latch_btree_locate_both_(const struct latch_map *t, uint64_t key,
+                              struct latch_btree_spot spot[2])
+{
+	locate(t, 0, 1, key, spot);
+	return spot_holds(&spot[latch_seq_write_begin(&t->seq)], key);
+}
 
 bool latch_btree_attempt_(const struct latch_map *t, unsigned cp, uint64_t x,
                           enum latch_btree_mode mode, struct latch_btree_ent *out, bool *bad)

@@ -233,6 +233,36 @@ bool latch_btree_lookup_(const struct latch_map *t, uint64_t x, enum latch_btree
 /* Entries of @t, read consistently with one copy.  Any context. */
 size_t latch_btree_size_(const struct latch_map *t);
 
+/* One level of the writer's descent: the node and the entry taken. */
+struct latch_btree_step {
+	struct latch_btree_node *node;
+	unsigned idx;
+};
+
+/*
+ * Where a key is, or would go, in one copy: the writer's descent to its
+ * leaf (NULL in an empty copy), the leaf's used entries and the index of
+ * its first entry whose key is >= the key.  Valid until that copy changes.
+ */
+struct latch_btree_spot {
+	struct latch_btree_step path[LATCH_BTREE_MAX_DEPTH];
+	struct latch_btree_node *leaf;
+	unsigned depth, used, at;
+};
+
+/* Find @key's spot in copy @cp; returns whether @key is there.  O(log n).  Writer only. */
+bool latch_btree_locate_(const struct latch_map *t, unsigned cp, uint64_t key,
+                         struct latch_btree_spot *s);
+
+/*
+ * Find @key's spot in each copy, spot[cp] for copy cp, walking both side
+ * by side; returns whether @key is in the idle copy.  A copy's spot stays
+ * valid until that copy changes, so the replay onto the second copy can
+ * use the spot found before the first one changed.  O(log n).  Writer only.
+ */
+bool latch_btree_locate_both_(const struct latch_map *t, uint64_t key,
+                              struct latch_btree_spot spot[2]);
+
 /*
  * Changes to one copy, which readers must be kept off.  Insert: @x->key
  * absent; erase and replace: @key present.  The nodes an insert can take
@@ -241,6 +271,11 @@ size_t latch_btree_size_(const struct latch_map *t);
 void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_btree_ent *x);
 void latch_btree_erase_(struct latch_map *t, unsigned cp, uint64_t key);
 void latch_btree_replace_(struct latch_map *t, unsigned cp, uint64_t key, uintptr_t value);
+/* The same at a spot latch_btree_locate_() found for the key in copy @cp. */
+void latch_btree_insert_at_(struct latch_map *t, unsigned cp, const struct latch_btree_spot *s,
+                            const struct latch_btree_ent *x);
+void latch_btree_erase_at_(struct latch_map *t, unsigned cp, const struct latch_btree_spot *s);
+void latch_btree_replace_at_(const struct latch_btree_spot *s, uintptr_t value);
 
 /*
  * Make one update, described by @apply, so that readers see it whole or

@@ -10,10 +10,6 @@
 
 #include "btree.h"
 
-/*
- * Is @key in the map?  Writer only.  Reads the idle copy (equal to the
- * other one), whose nodes the update then walks again while they are hot.
- */
 static bool contains(const struct latch_map *m, uint64_t key)
 {
 	struct latch_btree_ent e;
@@ -71,10 +67,6 @@ static int validate(const struct latch_map *m, const struct latch_map_change *ch
 	size_t first = n;
 	int err = 0;
 
-	if (n == 1) {
-		*bad = 0;
-		return change_error(&changes[0], contains(m, changes[0].key));
-	}
 	sorted = latch_btree_alloc_(_Alignof(struct keyed), n * sizeof(*sorted));
 	if (!sorted) {
 		*bad = n;
@@ -134,6 +126,47 @@ static void apply_batch(struct latch_map *m, unsigned cp, const void *ctx)
 	}
 }
 
+/* One change and its spot in each copy, found while it is checked. */
+struct single {
+	const struct latch_map_change *change;
+	struct latch_btree_spot spot[2];
+};
+
+static void apply_single(struct latch_map *m, unsigned cp, const void *ctx)
+{
+	const struct single *s = ctx;
+	const struct latch_map_change *c = s->change;
+
+	if (c->op == LATCH_MAP_INSERT) {
+		const struct latch_btree_ent x = { c->key, (uintptr_t)c->value, 0 };
+
+		latch_btree_insert_at_(m, cp, &s->spot[cp], &x);
+	} else if (c->op == LATCH_MAP_ERASE) {
+		latch_btree_erase_at_(m, cp, &s->spot[cp]);
+	} else {
+		latch_btree_replace_at_(&s->spot[cp], (uintptr_t)c->value);
+	}
+}
+
+/*
+ * One change: one descent of both copies checks it and finds where it
+ * goes in each (reserving nodes changes no copy, and each copy is changed
+ * only by its own half of the update, so both spots stay valid).
+ */
+static int commit_one(struct latch_map *m, const struct latch_map_change *c)
+{
+	struct single s; /* not zeroed: latch_btree_locate_both_() fills the spots */
+	int err;
+
+	s.change = c;
+	err = change_error(c, latch_btree_locate_both_(m, c->key, s.spot));
+	if (!err && c->op == LATCH_MAP_INSERT && latch_btree_reserve_inserts_(m, 1, 1))
+		err = -ENOMEM;
+	if (!err)
+		latch_btree_write_(m, apply_single, &s);
+	return err;
+}
+
 int latch_map_commit(struct latch_map *m, const struct latch_map_change *changes, size_t n,
                      size_t *failed)
 {
@@ -143,6 +176,12 @@ int latch_map_commit(struct latch_map *m, const struct latch_map_change *changes
 
 	if (!n)
 		return 0;
+	if (n == 1) {
+		err = commit_one(m, changes);
+		if (err && failed)
+			*failed = err == -ENOMEM ? 1 : 0;
+		return err;
+	}
 	err = validate(m, changes, n, &bad);
 	for (size_t i = 0; !err && i < n; i++)
 		inserts += changes[i].op == LATCH_MAP_INSERT;
