@@ -88,7 +88,7 @@ ci-matrix:
 #                   at their long settings over the latch tree, the range map
 #                   and the latched value, and every mutant against them
 #   make memcheck   the tests under valgrind memcheck (any error fails)
-#   make fuzz       the libFuzzer target for FUZZ_SECONDS (clang, ASan+UBSan)
+#   make fuzz       each libFuzzer target for FUZZ_SECONDS (clang, ASan+UBSan)
 #
 # Counts: STRESS_STEPS (writer instructions single-stepped), STRESS_SIGNALS
 # (handler lookups in the storm), STRESS_LOOKUPS (linearizability lookups).
@@ -131,8 +131,11 @@ memcheck:
 fuzz:
 	$(MAKE) all BUILD=$(FUZZ_BUILD) CC=clang CXX=clang++ SANITIZE=address,undefined
 	mkdir -p $(FUZZ_BUILD)/fuzz-corpus
+	mkdir -p $(FUZZ_BUILD)/fuzz-corpus-map
 	nice -n 10 $(FUZZ_BUILD)/tests/fuzz/fuzz-tree -max_total_time=$(FUZZ_SECONDS) \
 		-print_final_stats=1 $(FUZZ_ARGS) $(FUZZ_BUILD)/fuzz-corpus tests/fuzz/corpus
+	nice -n 10 $(FUZZ_BUILD)/tests/fuzz/fuzz-map -max_total_time=$(FUZZ_SECONDS) \
+		-print_final_stats=1 $(FUZZ_ARGS) $(FUZZ_BUILD)/fuzz-corpus-map tests/fuzz/corpus-map
 
 # Model checking of the memory ordering with GenMC (tests/model/README.md).
 #   make model-check  every GenMC harness on the real sources, then every mutant

@@ -3,7 +3,7 @@
  * Runs the fuzz target over files, without libFuzzer: every compiler
  * replays the committed corpus as a regression test.
  *
- * Usage: fuzz-tree-replay FILE-OR-DIRECTORY...
+ * Usage: fuzz-tree-replay FILE-OR-DIRECTORY... (and fuzz-map-replay)
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -59,6 +59,6 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		count += replay(argv[i]);
 	CHECK(count > 0, "no input replayed");
-	printf("fuzz-tree-replay: %ld inputs replayed, all passed\n", count);
+	printf("%s: %ld inputs replayed, all passed\n", argv[0], count);
 	return 0;
 }
