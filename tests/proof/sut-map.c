@@ -165,3 +165,46 @@ static long map_descend(const void *s, unsigned idx, long key, unsigned *steps)
 }
 
 const struct sut_ops sut_latch_map = SUT_LATCHED_OPS("latch-map", map);
+
+/*
+ * Broken maps the harnesses must catch, each missing one piece of the
+ * technique on the read side (the writer is the library's own):
+ *
+ *   map-wrong-copy  readers search copy !(count & 1): the copy being changed.
+ *   map-skip-retry  readers never discard an attempt that overlapped a flip.
+ */
+static long map_wrong_copy_attempt(const void *s, unsigned start, long key)
+{
+	return map_attempt(s, start ^ 1u, key); /* the bug */
+}
+
+static long map_wrong_copy_find(const void *s, long key)
+{
+	return sut_find_by_attempts(&sut_mutant_map_wrong_copy, s, key);
+}
+
+static bool map_never_retry(const void *s, unsigned start)
+{
+	(void)s;
+	(void)start;
+	return false; /* the bug */
+}
+
+static long map_skip_retry_find(const void *s, long key)
+{
+	return sut_find_by_attempts(&sut_mutant_map_skip_retry, s, key);
+}
+
+/* The map's table with a mutant's find, attempt and retry. */
+#define SUT_MAP_MUTANT(name_, find_, attempt_, retry_)                                             \
+	{                                                                                          \
+		.name = (name_), .size = map_size, .init = map_init, .insert = map_insert,         \
+		.erase = map_erase, .find = (find_), .read_begin = map_read_begin,                 \
+		.read_attempt = (attempt_), .read_retry = (retry_), .copies = 2,                   \
+		.descend = map_descend,                                                            \
+	}
+
+const struct sut_ops sut_mutant_map_wrong_copy = SUT_MAP_MUTANT(
+    "mutant-map-wrong-copy", map_wrong_copy_find, map_wrong_copy_attempt, map_read_retry);
+const struct sut_ops sut_mutant_map_skip_retry =
+    SUT_MAP_MUTANT("mutant-map-skip-retry", map_skip_retry_find, map_attempt, map_never_retry);

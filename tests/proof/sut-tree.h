@@ -52,7 +52,5 @@ bool sut_latch_read_retry(const void *s, unsigned start);
 /* A raw descent of copy @idx, bounded by LATCH_RB_MAX_DEPTH; *steps counts links followed. */
 long sut_tree_descend(const void *s, unsigned idx, long key, unsigned *steps);
 
-/* latch_tree_find() written out of a structure's split read side (for the mutants). */
-long sut_find_by_attempts(const struct sut_ops *ops, const void *s, long key);
 
 #endif /* LATCH_PROOF_SUT_TREE_H */

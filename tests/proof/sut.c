@@ -147,9 +147,17 @@ const struct sut_ops sut_seqlock_tree = {
 };
 
 static const struct sut_ops *const all_suts[] = {
-	&sut_latch_tree,        &sut_seqlock_tree,      &sut_mutant_wrong_copy,
-	&sut_mutant_skip_retry, &sut_mutant_flip_first, &sut_mutant_readers_copy,
-	&sut_range_map,         &sut_latched_value,      &sut_latch_map,
+	&sut_latch_tree,
+	&sut_seqlock_tree,
+	&sut_mutant_wrong_copy,
+	&sut_mutant_skip_retry,
+	&sut_mutant_flip_first,
+	&sut_mutant_readers_copy,
+	&sut_range_map,
+	&sut_latched_value,
+	&sut_latch_map,
+	&sut_mutant_map_wrong_copy,
+	&sut_mutant_map_skip_retry,
 };
 
 const struct sut_ops *sut_by_name(const char *name)

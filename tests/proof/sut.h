@@ -71,6 +71,11 @@ extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mu
     sut_mutant_readers_copy;
 /* The other latched structures (sut-range.c, sut-value.c, sut-map.c). */
 extern const struct sut_ops sut_range_map, sut_latched_value, sut_latch_map;
+/* A complete lookup written out of a structure's split read side (for the mutants). */
+long sut_find_by_attempts(const struct sut_ops *ops, const void *s, long key);
+
+/* Broken maps (sut-map.c), which the harnesses must catch like the tree mutants. */
+extern const struct sut_ops sut_mutant_map_wrong_copy, sut_mutant_map_skip_retry;
 
 /*
  * Node memory for the B+-tree structures (sut-map.c, sut-range.c): their
