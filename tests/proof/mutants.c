@@ -35,7 +35,7 @@ const struct sut_ops sut_mutant_wrong_copy =
 
 /* skip-retry */
 
-static bool never_retry(const void *s, unsigned start)
+bool sut_never_retry(const void *s, unsigned start)
 {
 	(void)s;
 	(void)start;
@@ -49,7 +49,7 @@ static long skip_retry_find(const void *s, long key)
 
 const struct sut_ops sut_mutant_skip_retry =
     SUT_LATCHED_TREE("mutant-skip-retry", sut_latch_insert, sut_latch_erase, skip_retry_find,
-                     sut_latch_attempt, never_retry);
+                     sut_latch_attempt, sut_never_retry);
 
 /*
  * The writers of flip-first and readers-copy: one update that changes

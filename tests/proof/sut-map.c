@@ -183,13 +183,6 @@ static long map_wrong_copy_find(const void *s, long key)
 	return sut_find_by_attempts(&sut_mutant_map_wrong_copy, s, key);
 }
 
-static bool map_never_retry(const void *s, unsigned start)
-{
-	(void)s;
-	(void)start;
-	return false; /* the bug */
-}
-
 static long map_skip_retry_find(const void *s, long key)
 {
 	return sut_find_by_attempts(&sut_mutant_map_skip_retry, s, key);
@@ -207,4 +200,4 @@ static long map_skip_retry_find(const void *s, long key)
 const struct sut_ops sut_mutant_map_wrong_copy = SUT_MAP_MUTANT(
     "mutant-map-wrong-copy", map_wrong_copy_find, map_wrong_copy_attempt, map_read_retry);
 const struct sut_ops sut_mutant_map_skip_retry =
-    SUT_MAP_MUTANT("mutant-map-skip-retry", map_skip_retry_find, map_attempt, map_never_retry);
+    SUT_MAP_MUTANT("mutant-map-skip-retry", map_skip_retry_find, map_attempt, sut_never_retry);

@@ -73,6 +73,8 @@ extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mu
 extern const struct sut_ops sut_range_map, sut_latched_value, sut_latch_map;
 /* A complete lookup written out of a structure's split read side (for the mutants). */
 long sut_find_by_attempts(const struct sut_ops *ops, const void *s, long key);
+/* The skip-retry bug (mutants.c): a read retry that never discards an attempt. */
+bool sut_never_retry(const void *s, unsigned start);
 
 /* Broken maps (sut-map.c), which the harnesses must catch like the tree mutants. */
 extern const struct sut_ops sut_mutant_map_wrong_copy, sut_mutant_map_skip_retry;
