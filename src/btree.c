@@ -160,8 +160,9 @@ static unsigned node_read(const struct latch_map *t, unsigned kind, const node_t
 	return c;
 }
 
-/* Store @s as entry @i of @n (@end: @n's ends, or NULL). */
-static void ent_store(node_t *n, uintptr_t *end, unsigned i, const ent_t *s)
+/* Store (@key, @slot, @to_end) as entry @i of @n (@end: @n's ends, or NULL). */
+static void ent_store(node_t *n, uintptr_t *end, unsigned i, uint64_t key, uintptr_t slot,
+                      uintptr_t to_end)
 {
 	/*
 	 * Relaxed key and end, release slot: the copy being written is read
@@ -170,17 +171,16 @@ static void ent_store(node_t *n, uintptr_t *end, unsigned i, const ent_t *s)
 	 * orders a fresh chunk's initialisation before a stale reader that
 	 * follows the reference with acquire.
 	 */
-	LATCH_STORE_RELAXED(&n->key[i], s->key);
+	LATCH_STORE_RELAXED(&n->key[i], key);
 	if (end)
-		LATCH_STORE_RELAXED(&end[i], s->end);
-	LATCH_STORE_RELEASE(&n->slot[i], s->slot);
+		LATCH_STORE_RELAXED(&end[i], to_end);
+	LATCH_STORE_RELEASE(&n->slot[i], slot);
 }
 
-/* Entry @i of @n (@end: @n's ends, or NULL). */
-static ent_t ent_load(const node_t *n, const uintptr_t *end, unsigned i)
+/* Copy entry @from of @n over entry @to (plain loads: only this writer stores nodes). */
+static void ent_move(node_t *n, uintptr_t *end, unsigned to, unsigned from)
 {
-	/* Plain loads: only this (serialized) writer stores nodes. */
-	return (ent_t){ n->key[i], n->slot[i], end ? end[i] : 0 };
+	ent_store(n, end, to, n->key[from], n->slot[from], end ? end[from] : 0);
 }
 
 /* Store entries e[0..c-1] into @n, padding with copies of e[c-1]. */
@@ -189,8 +189,11 @@ static void node_write(const struct latch_map *t, unsigned kind, node_t *n, cons
 {
 	uintptr_t *end = has_ends(t, kind) ? latch_btree_ends_(n) : NULL;
 
-	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++)
-		ent_store(n, end, i, &e[i < c ? i : c - 1]);
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++) {
+		const ent_t *s = &e[i < c ? i : c - 1];
+
+		ent_store(n, end, i, s->key, s->slot, s->end);
+	}
 }
 
 /*
@@ -204,13 +207,10 @@ static void leaf_insert_at(const struct latch_map *t, node_t *n, unsigned c, uns
 {
 	uintptr_t *end = has_ends(t, LEAF) ? latch_btree_ends_(n) : NULL;
 
-	for (unsigned i = c; i > at; i--) {
-		ent_t e = ent_load(n, end, i - 1);
-
-		ent_store(n, end, i, &e);
-	}
+	for (unsigned i = c; i > at; i--)
+		ent_move(n, end, i, i - 1);
 	for (unsigned i = at; i < (at == c ? LATCH_BTREE_FANOUT : at + 1); i++)
-		ent_store(n, end, i, x);
+		ent_store(n, end, i, x->key, x->slot, x->end);
 }
 
 /*
@@ -222,15 +222,11 @@ static void leaf_insert_at(const struct latch_map *t, node_t *n, unsigned c, uns
 static void leaf_remove_at(const struct latch_map *t, node_t *n, unsigned c, unsigned at)
 {
 	uintptr_t *end = has_ends(t, LEAF) ? latch_btree_ends_(n) : NULL;
-	ent_t last = ent_load(n, end, c - 2);
 
-	for (unsigned i = at; i + 1 < c; i++) {
-		ent_t e = ent_load(n, end, i + 1);
-
-		ent_store(n, end, i, &e);
-	}
+	for (unsigned i = at; i + 1 < c; i++)
+		ent_move(n, end, i, i + 1);
 	for (unsigned i = c - 1; at == c - 1 && i < LATCH_BTREE_FANOUT; i++)
-		ent_store(n, end, i, &last);
+		ent_move(n, end, i, c - 2);
 }
 
 static void ent_insert(ent_t *e, unsigned *c, unsigned at, ent_t x)
@@ -666,8 +662,7 @@ static void build(struct latch_map *t, unsigned cp, const struct load *ld)
 			}
 			node_write(t, kind, n, e, (unsigned)(hi - lo));
 			/* In place: entry i is written after entries lo >= i are read. */
-			ld->level[i].key = e[0].key;
-			ld->level[i].slot = latch_btree_ref_(n, kind == LEAF);
+			ld->level[i] = (ent_t){ e[0].key, latch_btree_ref_(n, kind == LEAF), 0 };
 		}
 		if (g == 1)
 			break;

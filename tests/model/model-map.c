@@ -52,9 +52,12 @@
  * execution slow; the allocation hook asserts that none is asked for);
  * memcpy() and memset() (GenMC takes memcpy() only with a length known at
  * compile time, and rejects the map's memset() of a whole struct; run.sh
- * compiles this harness with -fno-builtin-memcpy -fno-builtin-memset) copy the writer's private entry arrays word by word
+ * compiles this harness with -fno-builtin-memcpy -fno-builtin-memset)
+ * copy the writer's private entry arrays word by word
  * and clear a struct latch_map field by field; qsort() (the batch's
- * validation sorts a private array of three) is an insertion sort.
+ * validation sorts a private array of three) is an insertion sort, and
+ * bsearch() (used only by latch_map_load_sorted(), which GenMC's C library
+ * lacks) a linear search.
  * LATCH_BTREE_NO_SIMD selects the scalar count, as in a ThreadSanitizer
  * build: the AVX2 count's plain vector loads are outside C11 (design.md
  * 7.7), and the relaxed-atomic count is its reference.
@@ -80,6 +83,17 @@ static void model_qsort(void *base, size_t n, size_t size, int (*cmp)(const void
 }
 
 #define qsort model_qsort
+
+static void *model_bsearch(const void *key, const void *base, size_t n, size_t size,
+                           int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 0; i < n; i++)
+		if (!cmp(key, (const char *)base + i * size))
+			return (void *)((const char *)base + i * size);
+	return NULL;
+}
+
+#define bsearch model_bsearch
 
 void *memcpy(void *dst, const void *src, size_t n)
 {
@@ -108,7 +122,9 @@ void *memset(void *dst, int c, size_t n)
 		m->pool[i].chunks = NULL;
 		m->pool[i].total = 0;
 		m->pool[i].free = 0;
+		m->pool[i].node_size = 0;
 	}
+	m->spans = false;
 	return dst;
 }
 
@@ -127,7 +143,7 @@ static struct latch_btree_node stock[2][MODEL_STOCK];
 /* The allocation hook: scratch arrays only, never a chunk of nodes. */
 static void *model_alloc(size_t align, size_t size)
 {
-	assert(size != sizeof(struct chunk));
+	assert(size < LATCH_BTREE_CHUNK * sizeof(struct latch_btree_node));
 	return aligned_alloc(align, size);
 }
 
