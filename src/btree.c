@@ -526,7 +526,7 @@ void latch_btree_write_(struct latch_map *t,
                         const void *ctx)
 {
 	apply(t, latch_seq_write_begin(&t->seq), ctx);
-	apply(t, latch_seq_write_flip(&t->seq), ctx);
+	apply(t, latch_btree_flip_(t), ctx);
 }
 
 /* ---- node need ---- */
@@ -1094,6 +1094,8 @@ bool latch_btree_lookup_(const struct latch_map *t, uint64_t x, enum latch_btree
 		/* A copy readers are sent to is complete: no attempt on it is abandoned. */
 		if (bad)
 			return false;
+		/* What the flips so far published happens-before, for ThreadSanitizer. */
+		latch_tsan_acquire_(t);
 		*out = e;
 		return hit;
 	}

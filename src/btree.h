@@ -28,6 +28,8 @@
 #include <latch/atomic.h>
 #include <latch/map.h> /* struct latch_btree_pool_ */
 
+#include "tsan.h"
+
 /* Entries per node. */
 #define LATCH_BTREE_FANOUT    16u
 /* Fewest entries of a node other than the root (half of a node). */
@@ -285,6 +287,30 @@ void latch_btree_replace_at_(const struct latch_btree_spot *s, uintptr_t value);
 void latch_btree_write_(struct latch_map *t,
                         void (*apply)(struct latch_map *t, unsigned cp, const void *ctx),
                         const void *ctx);
+
+/*
+ * The flip of an update of @t: latch_seq_write_flip() on its counter,
+ * returning the copy to replay the update on.  Writer only.
+ *
+ * ThreadSanitizer, when the process runs it, cannot see the flip's
+ * release store inside a library built without it, so the values the
+ * update publishes (pointers to objects the caller initialised before
+ * the call) would seem to race with the readers that use them.  The flip
+ * therefore first releases @t to it, and latch_btree_lookup_() acquires
+ * @t after every attempt that passed its retry check (src/tsan.h; no
+ * cost beyond a compare without ThreadSanitizer).  That pairing is
+ * enough: such an attempt read the copy the last flip it saw published,
+ * every entry of which was stored before that flip and so before its
+ * release, which ThreadSanitizer keeps, joined with the later ones, for
+ * every later acquire.  Readers of a range map or map never reach the
+ * caller's memory inside the library, so nothing needs an acquire before
+ * the retry check.
+ */
+static inline unsigned latch_btree_flip_(struct latch_map *t)
+{
+	latch_tsan_release_(t);
+	return latch_seq_write_flip(&t->seq);
+}
 
 /*
  * Reserve, in both copies, what @changes changes can need, @inserts of

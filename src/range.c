@@ -241,7 +241,7 @@ static int commit_locked(struct latch_map *t, const struct latch_range_change *c
 	 * release fence orders it before every store of the replay below,
 	 * which readers still on that copy detect in their retry check.
 	 */
-	cp = latch_seq_write_flip(&t->seq);
+	cp = latch_btree_flip_(t);
 	for (i = 0; i < n; i++)
 		apply(t, cp, &changes[i]);
 out:

@@ -76,7 +76,9 @@ static inline void latch_fence_release_(void)
  * latch_tree_node, when the process runs ThreadSanitizer) before the
  * first link to it is stored, and the inline readers, when compiled with
  * ThreadSanitizer, acquire each element they reach before reading it.
- * Without ThreadSanitizer the reader side compiles to nothing.
+ * Without ThreadSanitizer the reader side compiles to nothing.  The range
+ * map and the map, whose lookups run inside the library, release the map
+ * at each flip and acquire it after each lookup there (src/btree.h).
  */
 #if defined(__SANITIZE_THREAD__)
 #define LATCH_TSAN_ 1

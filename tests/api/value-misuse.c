@@ -2,8 +2,8 @@
 /*
  * Calls of the latched value that must not compile, each selected by
  * -DMISUSE=N, and, without MISUSE, the right calls beside them, which must
- * compile warning-free.  Compiled as C11 and as C++17 by compile-fails.sh;
- * it is never linked or run.
+ * compile warning-free.  Compiled as C11 and as C++17 (and, for some
+ * cases, C++11 and C++20) by compile-fails.sh; it is never linked or run.
  */
 #include <latch/value.h>
 

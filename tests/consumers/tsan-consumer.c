@@ -2,10 +2,16 @@
 /*
  * A ThreadSanitizer user of the installed, uninstrumented liblatch: built
  * with -fsanitize=thread, it runs a writer thread that initialises
- * elements and ranges and inserts and erases them, and reader threads
- * that look them up and read every field.  ThreadSanitizer must report
- * nothing: the publication happens inside the library, which it cannot
- * see unless the library tells it.
+ * elements and objects and inserts and erases them in a tree, a range
+ * map and a map, and reader threads that look them up and read every
+ * field.  ThreadSanitizer must report nothing: the publication happens
+ * inside the library, which it cannot see unless the library tells it.
+ *
+ * The tree's readers and the maps' readers are separate threads: a
+ * thread that reads the tree synchronizes with the writer through the
+ * tree's elements, which would hide a missing publication of the maps'
+ * values (the writer initialises a blob before it inserts the tree's
+ * element of the same round).
  *
  * Elements are never reused while readers run (erased ones wait for the
  * end of the run, standing in for a grace period).
@@ -14,12 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <latch/map.h>
 #include <latch/range.h>
 #include <latch/tree.h>
 
 #define KEYS    64   /* keys the writer cycles through */
 #define ROUNDS  3000 /* inserts (and erases) per structure */
-#define READERS 2
+#define READERS 2    /* of the tree, and as many of the range map and map */
 
 struct item {
 	long key, payload; /* payload = key * 3, written before the insert */
@@ -28,12 +35,13 @@ struct item {
 
 struct blob {
 	uintptr_t start, end; /* the range it is mapped at; it is the range's value */
-	long id;
+	long id;              /* and the key it is the map's value of */
 };
 
 static struct latch_tree_root tree = LATCH_TREE_ROOT_INIT;
 static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER; /* the tree's writers */
-static struct latch_range_map map;
+static struct latch_range_map ranges;
+static struct latch_map map;
 static struct item *items[ROUNDS];
 static struct blob *blobs[ROUNDS];
 static int done;
@@ -83,33 +91,34 @@ static void *writer(void *arg)
 		pthread_mutex_lock(&tree_lock);
 		latch_tree_insert(&tree, &it->node, &item_ops);
 		pthread_mutex_unlock(&tree_lock);
-		if (latch_range_insert(&map, b->start, b->end, b, NULL) != 0)
+		if (latch_range_insert(&ranges, b->start, b->end, b, NULL) != 0)
 			fail("range insert");
+		if (latch_map_insert(&map, (uint64_t)key, b) != 0)
+			fail("map insert");
 		if (i >= KEYS / 2) { /* keep about KEYS / 2 of each in the structures */
 			pthread_mutex_lock(&tree_lock);
 			latch_tree_erase(&tree, &items[i - KEYS / 2]->node, &item_ops);
 			pthread_mutex_unlock(&tree_lock);
-			if (latch_range_erase(&map, blobs[i - KEYS / 2]->start) != 0)
+			if (latch_range_erase(&ranges, blobs[i - KEYS / 2]->start) != 0)
 				fail("range erase");
+			if (latch_map_erase(&map, (uint64_t)blobs[i - KEYS / 2]->id) != 0)
+				fail("map erase");
 		}
 	}
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-static void *reader(void *arg)
+/* Looks items up in the tree and walks it; returns whether it saw one. */
+static void *tree_reader(void *arg)
 {
 	long seen = 0, key = (long)(uintptr_t)arg;
 
 	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
 		struct item *it = item_of(latch_tree_find(&tree, &key, &item_ops));
-		struct latch_range r;
-		bool hit = latch_range_find(&map, (uintptr_t)(key * 16 + 4), &r);
 
 		if (it && (it->key != key || it->payload != key * 3))
 			fail("a found item has the wrong fields");
-		if (hit && ((const struct blob *)r.value)->id != key)
-			fail("a found range has the wrong id");
 		/* A walk reads every element's key and links. */
 		for (struct latch_tree_node *n = latch_tree_first(&tree); n;
 		     n = latch_tree_next(&tree, n, &item_ops))
@@ -119,21 +128,46 @@ static void *reader(void *arg)
 	return (void *)(uintptr_t)(seen > 0);
 }
 
+/* Looks blobs up in the range map and the map; returns whether it found one. */
+static void *map_reader(void *arg)
+{
+	long seen = 0, key = (long)(uintptr_t)arg;
+
+	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+		struct latch_range r;
+		void *value;
+
+		if (latch_range_find(&ranges, (uintptr_t)(key * 16 + 4), &r)) {
+			if (((const struct blob *)r.value)->id != key)
+				fail("a found range has the wrong id");
+			seen++;
+		}
+		if (latch_map_find(&map, (uint64_t)key, &value)) {
+			if (((const struct blob *)value)->id != key)
+				fail("a found map value has the wrong id");
+			seen++;
+		}
+		key = (key + 7) % KEYS;
+	}
+	return (void *)(uintptr_t)(seen > 0);
+}
+
 int main(void)
 {
-	pthread_t w, r[READERS];
+	pthread_t w, r[2 * READERS];
 	void *saw;
 	long total = 0;
 
-	if (latch_range_map_init(&map) != 0)
-		fail("latch_range_map_init");
-	for (long i = 0; i < READERS; i++)
-		if (pthread_create(&r[i], NULL, reader, (void *)(uintptr_t)i) != 0)
+	if (latch_range_map_init(&ranges) != 0 || latch_map_init(&map) != 0)
+		fail("map init");
+	for (long i = 0; i < 2 * READERS; i++)
+		if (pthread_create(&r[i], NULL, i < READERS ? tree_reader : map_reader,
+		                   (void *)(uintptr_t)i) != 0)
 			fail("pthread_create");
 	if (pthread_create(&w, NULL, writer, NULL) != 0)
 		fail("pthread_create");
 	pthread_join(w, NULL);
-	for (long i = 0; i < READERS; i++) {
+	for (long i = 0; i < 2 * READERS; i++) {
 		pthread_join(r[i], &saw);
 		total += saw != NULL;
 	}
@@ -141,8 +175,9 @@ int main(void)
 		free(items[i]);
 		free(blobs[i]);
 	}
-	latch_range_map_destroy(&map);
-	printf("tsan-consumer: %d rounds, %ld of %d readers saw elements, no report\n", ROUNDS,
-	       total, READERS);
+	latch_map_destroy(&map);
+	latch_range_map_destroy(&ranges);
+	printf("tsan-consumer: %d rounds, %ld of %d readers found elements or values, no report\n",
+	       ROUNDS, total, 2 * READERS);
 	return 0;
 }

@@ -6,8 +6,11 @@
 # temporary prefix, builds tsan-consumer.c with -fsanitize=thread against
 # the installed headers, once linked to liblatch.so and once to
 # liblatch.a, and runs both: ThreadSanitizer must report nothing (it
-# stops at the first report and exits non-zero).  Skipped (exit 77), with
-# the reason, when CC cannot build and run a ThreadSanitizer program.
+# stops at the first report and exits non-zero).  The consumer is built
+# with -Werror: the headers must compile warning-free under
+# -fsanitize=thread (gcc 12 and later warn at every fence, -Wtsan).
+# Skipped (exit 77), with the reason, when CC cannot build and run a
+# ThreadSanitizer program.
 set -eu
 cmake=$1 build=$2 src=$3 libdir=$4 cc=$5 cflags=$6
 
@@ -38,7 +41,7 @@ for how in shared static; do
 		libs="$prefix/$libdir/liblatch.a"
 	fi
 	# shellcheck disable=SC2086 # cflags and libs are words
-	"$cc" $cflags -std=c11 -Wall -Wextra -g -O1 -fsanitize=thread -I"$prefix/include" \
+	"$cc" $cflags -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=thread -I"$prefix/include" \
 		"$src/tsan-consumer.c" -o "$work/tsan-consumer-$how" $libs -pthread
 	status=0
 	"$work/tsan-consumer-$how" >"$work/run.log" 2>&1 || status=$?

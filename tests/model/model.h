@@ -21,16 +21,22 @@
 #include <stdint.h>
 
 /*
- * Shim for src/tsan.h: the library's writer calls ThreadSanitizer's
- * __tsan_release() through a weak reference, which is NULL unless the
- * process runs ThreadSanitizer.  GenMC cannot take the address of a
- * function that is declared but defined nowhere, so the harnesses define
- * the include guard and the call, as the library compiles without
- * ThreadSanitizer: a call that does nothing.  It orders nothing either way
- * (ThreadSanitizer's annotations are not memory operations).
+ * Shim for src/tsan.h: the library calls ThreadSanitizer's
+ * __tsan_release() and __tsan_acquire() through weak references, which
+ * are NULL unless the process runs ThreadSanitizer.  GenMC cannot take the
+ * address of a function that is declared but defined nowhere, so the
+ * harnesses define the include guard and the calls, as the library
+ * compiles without ThreadSanitizer: calls that do nothing.  They order
+ * nothing either way (ThreadSanitizer's annotations are not memory
+ * operations).
  */
 #define LATCH_SRC_TSAN_H 1
-static inline void latch_tsan_release_(void *addr)
+static inline void latch_tsan_release_(const void *addr)
+{
+	(void)addr;
+}
+
+static inline void latch_tsan_acquire_(const void *addr)
 {
 	(void)addr;
 }
