@@ -5,7 +5,7 @@
  * of an array (latch::array_view), and, in latch::detail, the ownership of
  * a C structure at a fixed address, the packing of typed values into the
  * void * the C maps store, and the arrays the C batch calls take.
- * Included by <latch/map.hpp>; C++17.
+ * Included by <latch/map.hpp> and <latch/range.hpp>; C++17.
  *
  * The wrappers throw no exceptions and work with -fno-exceptions: writers
  * return a status, readers return std::optional, construction that can run
