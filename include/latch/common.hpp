@@ -3,8 +3,9 @@
  * latch/common.hpp - what the C++ wrappers of liblatch share: the result
  * of a writer call (latch::status, latch::commit_status), a read-only view
  * of an array (latch::array_view), and, in latch::detail, the ownership of
- * a C structure at a fixed address and the packing of typed values into
- * the void * the C maps store.  Included by <latch/map.hpp>; C++17.
+ * a C structure at a fixed address, the packing of typed values into the
+ * void * the C maps store, and the arrays the C batch calls take.
+ * Included by <latch/map.hpp> and <latch/range.hpp>; C++17.
  *
  * The wrappers throw no exceptions and work with -fno-exceptions: writers
  * return a status, readers return std::optional, construction that can run
@@ -240,6 +241,27 @@ template <typename T> class scratch
 	std::unique_ptr<T[]> heap_;
 	T *data_;
 };
+
+/*
+ * A batch call of the C library: @items, each converted by @convert, in a
+ * scratch array (see scratch), applied to @m by @call, which returns 0 or
+ * a negative errno and sets its last argument to the first bad item's
+ * index on error.  failed() is that index, else the number of items.
+ */
+template <typename M, typename C, typename T, typename Convert>
+commit_status batch(int (*call)(M *, const C *, std::size_t, std::size_t *), M *m,
+                    array_view<T> items, Convert convert) noexcept
+{
+	std::size_t n = items.size(), failed = n;
+	scratch<C> c(n);
+
+	if (!c.ok())
+		return commit_status(status(std::errc::not_enough_memory), n);
+	for (std::size_t i = 0; i < n; i++)
+		c[i] = convert(items.data()[i]);
+	status s = from_c(call(m, c.data(), n, &failed));
+	return commit_status(s, s ? n : failed);
+}
 
 } // namespace detail
 

@@ -228,18 +228,11 @@ template <typename V = void *> class map
 	 */
 	commit_status commit(array_view<change> changes) noexcept
 	{
-		std::size_t n = changes.size(), failed = n;
-		detail::scratch<latch_map_change> c(n);
-
-		if (!c.ok())
-			return commit_status(status(std::errc::not_enough_memory), n);
-		for (std::size_t i = 0; i < n; i++) {
-			const change &x = changes.data()[i];
-
-			c[i] = { static_cast<latch_map_op>(x.op), x.key, word::pack(x.value) };
-		}
-		status s = detail::from_c(latch_map_commit(c_.get(), c.data(), n, &failed));
-		return commit_status(s, s ? n : failed);
+		return detail::batch(
+		    latch_map_commit, c_.get(), changes, [](const change &x) noexcept {
+			    return latch_map_change{ static_cast<latch_map_op>(x.op), x.key,
+				                     word::pack(x.value) };
+		    });
 	}
 
 	/**

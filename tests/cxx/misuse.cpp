@@ -5,6 +5,7 @@
  * -DMISUSE=n for case n, and without, when it must compile cleanly.
  */
 #include <latch/map.hpp>
+#include <latch/range.hpp>
 #include <latch/value.hpp>
 
 #include <string>
@@ -36,6 +37,10 @@ using refused = latch::map<counted>;
 using refused = latch::map<no_default>;
 #elif MISUSE == 4
 using refused = latch::value<std::string>;
+#elif MISUSE == 5
+using refused = latch::range_map<two_words>;
+#elif MISUSE == 6
+using refused = latch::range_map<counted>;
 #else
 using refused = latch::map<int>;
 #endif

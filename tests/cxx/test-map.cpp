@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/signal-storm.h"
+#include "support.hpp"
 
 using std::uint64_t;
 
@@ -37,14 +37,6 @@ static_assert(!std::is_copy_constructible<model_map>::value, "a map is not copya
 static_assert(!std::is_copy_assignable<model_map>::value, "a map is not copyable");
 static_assert(std::is_nothrow_move_constructible<model_map>::value, "a map moves");
 static_assert(std::is_nothrow_move_assignable<model_map>::value, "a map moves");
-
-static model_map make_map()
-{
-	auto m = model_map::create();
-
-	CHECK(m && m->valid() && m->empty() && m->size() == 0, "create");
-	return std::move(*m);
-}
 
 static bool same(const std::optional<latch::entry<std::uint32_t>> &got, model::const_iterator want,
                  const model &ref)
@@ -105,7 +97,7 @@ static latch::commit_status model_commit(model &ref, const std::vector<model_map
 // that every kind of error happens often.
 static void check_model(long ops)
 {
-	model_map m = make_map();
+	model_map m = make_empty<model_map>();
 	model ref;
 	struct test_rng rng = { 12345 };
 	const uint64_t keys = 2000;
@@ -182,7 +174,7 @@ static void check_model(long ops)
 // Errors leave the map as it was; a batch names its first bad change.
 static void check_errors()
 {
-	model_map m = make_map();
+	model_map m = make_empty<model_map>();
 	model ref;
 
 	CHECK(m.reserve(100), "reserve");
@@ -222,13 +214,13 @@ static void check_errors()
 // be destroyed or assigned to.
 static void check_moves()
 {
-	model_map a = make_map();
+	model_map a = make_empty<model_map>();
 
 	CHECK(a.insert(1, 100), "insert");
 	model_map b(std::move(a));
 	CHECK(!a.valid() && b.valid() && b.find(1) == 100u, "move construction");
 
-	model_map c = make_map();
+	model_map c = make_empty<model_map>();
 	CHECK(c.insert(2, 200), "insert");
 	c = std::move(b); // the map c held is destroyed
 	CHECK(!b.valid() && c.valid() && c.find(1) == 100u && !c.find(2), "move assignment");
@@ -238,7 +230,7 @@ static void check_moves()
 	// A vector of maps moves them as it grows; every map is still whole.
 	std::vector<model_map> maps;
 	for (std::uint32_t i = 0; i < 20; i++) {
-		maps.push_back(make_map());
+		maps.push_back(make_empty<model_map>());
 		CHECK(maps.back().insert(i, i), "insert");
 	}
 	for (std::uint32_t i = 0; i < 20; i++)
@@ -247,14 +239,6 @@ static void check_moves()
 
 // Values that are not 32-bit integers: each kind keeps its bytes.
 enum class colour : unsigned char { red = 1, green = 2 };
-struct small {
-	std::uint16_t a;
-	std::uint8_t b;
-	bool operator==(const small &o) const
-	{
-		return a == o.a && b == o.b;
-	}
-};
 
 static void check_value_types()
 {
@@ -296,7 +280,6 @@ static void check_value_types()
 // 4i + 2 never exist.
 static constexpr unsigned storm_keys = 2000;
 static std::optional<latch::map<uint64_t>> storm_map;
-static volatile sig_atomic_t storm_lookups;
 
 static void on_tick(int)
 {
@@ -311,7 +294,6 @@ static void on_tick(int)
 	auto n = storm_map->next(key);
 	SIG_CHECK(!n || n->key == key + 1 || n->key == key + 4, "next");
 	SIG_CHECK(storm_map->size() >= storm_keys, "size");
-	storm_lookups = storm_lookups + 1; // not ++: C++20 deprecates it on volatile
 }
 
 static void check_signal(long ms)
@@ -328,12 +310,7 @@ static void check_signal(long ms)
 		values.push_back(4 * (uint64_t)i + 1);
 	}
 	CHECK(storm_map->load_sorted(keys, values), "load_sorted");
-	storm_handle(on_tick);
-	timer_t timer = storm_start(20000);
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	unsigned long u = 0;
-	do {
+	storm_run<on_tick>(ms, [&](unsigned long u) {
 		unsigned i = (unsigned)test_rng_below(&rng, storm_keys - 1);
 		uint64_t k = 4 * (uint64_t)i;
 
@@ -357,13 +334,7 @@ static void check_signal(long ms)
 			      "toggle");
 			present[i] = !present[i];
 		}
-		u++;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
-	timer_delete(timer);
-	signal(STORM_SIGNAL, SIG_IGN);
-	CHECK(storm_lookups > 0, "no signal arrived in %ld ms", ms);
-	std::printf("signal: %lu updates, %ld lookups from the handler\n", u, (long)storm_lookups);
+	});
 	storm_map.reset();
 }
 

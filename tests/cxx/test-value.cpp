@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <type_traits>
 
-#include "api/signal-storm.h"
+#include "support.hpp"
 
 // Several words, with a default member initialiser that loads never run.
 struct calibration {
@@ -62,18 +62,10 @@ int main()
 	// interrupts it and checks each load.
 	long ms = test_env_long("LATCH_SIGNAL_MS", 300);
 	shared.store(calibration{ 0, ~std::uint64_t{ 0 }, 0 });
-	storm_handle(on_tick);
-	timer_t timer = storm_start(20000);
-	struct timespec t0, t;
-	std::uint64_t i = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		i++;
-		shared.store(calibration{ i, ~i, (std::uint32_t)i * 3 });
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
-	timer_delete(timer);
-	signal(STORM_SIGNAL, SIG_IGN);
+	std::uint64_t i = storm_run<on_tick>(ms, [](unsigned long u) {
+		std::uint64_t n = u + 1;
+		shared.store(calibration{ n, ~n, (std::uint32_t)n * 3 });
+	});
 	c = shared.load();
 	CHECK(c.base == i && c.check == ~i, "the last stored value");
 	std::printf("test-value-cxx: %llu stores, every load whole\n", (unsigned long long)i);

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * latch/range.hpp - latch::range_map<V>, the C++ face of <latch/range.h>:
+ * a map of non-overlapping address ranges [start, end) to values of type
+ * V whose lookups never wait and work in any context, signal handlers
+ * that interrupted the writer included.  Header-only, C++17; links with
+ * liblatch.
+ *
+ *	auto m = latch::range_map<code_blob *>::create();    // std::optional: empty when out of memory
+ *	auto s = m->insert(blob->start, blob->end, blob);    // writer: a status, no exceptions
+ *	if (!s && s.collision()) ... s.collision()->value    // the range it overlapped
+ *	if (auto r = m->find(pc)) use(r->value);             // any context: std::optional
+ *
+ * Decisions, as in <latch/map.hpp>:
+ *  - No exceptions anywhere (it builds with -fno-exceptions): create()
+ *    returns std::optional<range_map>, empty when memory ran out; writers
+ *    return latch::status (insert's also carries the range it collided
+ *    with); readers are noexcept and return std::optional.
+ *  - A range_map is a move-only handle that owns the C map on the heap, so
+ *    moving the handle never moves the map readers are inside.  A
+ *    moved-from handle is empty (valid() is false) and may only be
+ *    destroyed or assigned to; the other members require valid().
+ *  - V is any trivially copyable type of at most pointer size (pointers,
+ *    integers, enums, small structs), kept as its bytes in the C map's
+ *    void *; larger values go behind a pointer.  A static_assert says so
+ *    otherwise.
+ *
+ * Contexts, as in <latch/range.h>: readers (find, lower, ceil, first,
+ * next, size, empty) from any thread and any context, signal handlers
+ * included, serialized with nothing; they allocate nothing and take no
+ * lock.  Writers (insert, erase, reserve, commit, load_sorted) from
+ * threads, never in a signal handler (they allocate and lock); unlike
+ * latch::map's, they need no serialization by the caller: the map locks.
+ * create() and the destructor must not race with any other call on the
+ * map.  Every error leaves the map unchanged.
+ */
+#ifndef LATCH_RANGE_HPP
+#define LATCH_RANGE_HPP
+
+#include <cstdint>
+#include <optional>
+
+#include <latch/common.hpp>
+#include <latch/range.h>
+
+namespace latch
+{
+
+/** A range [start, end) and its value. */
+template <typename V> struct range {
+	std::uintptr_t start, end;
+	V value;
+};
+
+/** What a change of a batch does (see range_map::commit()). */
+enum class range_op {
+	insert = LATCH_RANGE_INSERT, // add [start, end) with value; it must overlap no range
+	erase = LATCH_RANGE_ERASE,   // remove the range that starts at start
+};
+
+/** A latched map of address ranges to V (see the top of this file). */
+template <typename V = void *> class range_map
+{
+	using word = detail::word<V>;
+	// Completes word<V>, whose static_asserts check V, with the first mention of range_map<V>.
+	static_assert(sizeof(word) > 0, "");
+
+      public:
+	using value_type = V;
+
+	/** One change of a batch; erase uses start only, and may leave end and value out. */
+	struct change {
+		range_op op;
+		std::uintptr_t start;
+		std::uintptr_t end = 0;
+		V value{};
+	};
+
+	/**
+	 * insert_status - the status of an insert, and collision(): when the
+	 * error is std::errc::file_exists, the range of the map the new one
+	 * overlapped (the one with the lowest start when several did); else
+	 * empty.  O(1), any context.
+	 */
+	class [[nodiscard]] insert_status : public status
+	{
+	      public:
+		/** Status @s, overlapped range @collision. */
+		constexpr insert_status(status s, std::optional<range<V>> collision) noexcept
+		    : status(s), collision_(collision)
+		{
+		}
+
+		/** The range the insert overlapped, if that was the error. */
+		constexpr const std::optional<range<V>> &collision() const noexcept
+		{
+			return collision_;
+		}
+
+	      private:
+		std::optional<range<V>> collision_;
+	};
+
+	/**
+	 * create() - a new, empty map.
+	 * Returns an empty optional when memory runs out (or the writers'
+	 * mutex cannot be made).  Cost O(1); one small allocation.  Any
+	 * thread, not in a signal handler.
+	 */
+	static std::optional<range_map> create() noexcept
+	{
+		auto c = detail::make_owned<latch_range_map, latch_range_map_destroy>(
+		    latch_range_map_init);
+
+		if (!c)
+			return std::nullopt;
+		return range_map(std::move(c));
+	}
+
+	/**
+	 * Moves the handle; the map stays where it is, so readers inside it
+	 * are unaffected.  @other is left empty.  O(1).  Must not race with
+	 * a call through either handle.
+	 */
+	range_map(range_map &&other) noexcept = default;
+	range_map &operator=(range_map &&other) noexcept = default;
+
+	/**
+	 * Releases the map's memory (values are not touched).  Call it only
+	 * when no reader can be inside the map any more.  O(nodes).
+	 */
+	~range_map() = default;
+
+	/** valid() - false for a moved-from handle.  O(1), any context. */
+	bool valid() const noexcept
+	{
+		return c_ != nullptr;
+	}
+
+	/**
+	 * find() - the range that holds @addr, if any.
+	 * O(log n), never waits; right on its first attempt when it
+	 * interrupted a writer.  Any context, signal handlers included.
+	 */
+	std::optional<range<V>> find(std::uintptr_t addr) const noexcept
+	{
+		return lookup(latch_range_find, addr);
+	}
+
+	/**
+	 * lower() - the range with the greatest start <= @addr, whether or
+	 * not it holds @addr (an address in a gap gets the range before the
+	 * gap).  O(log n), never waits.  Any context.
+	 */
+	std::optional<range<V>> lower(std::uintptr_t addr) const noexcept
+	{
+		return lookup(latch_range_lower, addr);
+	}
+
+	/** ceil() - the range with the least start >= @addr.  O(log n), any context. */
+	std::optional<range<V>> ceil(std::uintptr_t addr) const noexcept
+	{
+		return lookup(latch_range_ceil, addr);
+	}
+
+	/**
+	 * next() - the range with the least start > @start.  O(log n), any
+	 * context.  A walk by first() and next() is weakly consistent: it sees
+	 * every range present throughout the walk, in order, none twice.
+	 */
+	std::optional<range<V>> next(std::uintptr_t start) const noexcept
+	{
+		return lookup(latch_range_next, start);
+	}
+
+	/** first() - the range with the least start.  O(log n), any context. */
+	std::optional<range<V>> first() const noexcept
+	{
+		latch_range r;
+
+		if (!latch_range_first(c_.get(), &r))
+			return std::nullopt;
+		return typed(r);
+	}
+
+	/** size() - the number of ranges.  O(1), never waits, any context. */
+	std::size_t size() const noexcept
+	{
+		return latch_range_count(c_.get());
+	}
+
+	/** empty() - whether the map has no range.  O(1), any context. */
+	bool empty() const noexcept
+	{
+		return size() == 0;
+	}
+
+	/**
+	 * insert() - add the range [@start, @end) with @value.
+	 * Returns ok; std::errc::invalid_argument (@start >= @end);
+	 * std::errc::file_exists, with collision() the range it overlaps; or
+	 * std::errc::not_enough_memory.  Readers see the range from the
+	 * return at the latest.  O(log n) per copy.  Writer threads, not
+	 * signal handlers; the map serializes writers itself.
+	 */
+	insert_status insert(std::uintptr_t start, std::uintptr_t end, const V &value) noexcept
+	{
+		latch_range hit;
+		status s = detail::from_c(
+		    latch_range_insert(c_.get(), start, end, word::pack(value), &hit));
+
+		if (s.error() == std::errc::file_exists)
+			return insert_status(s, typed(hit));
+		return insert_status(s, std::nullopt);
+	}
+
+	/**
+	 * erase() - remove the range that starts at @start.
+	 * Returns ok or std::errc::no_such_file_or_directory (no range starts
+	 * there).  Never allocates; a reader may still hold the range's value
+	 * afterwards.  O(log n) per copy.  Writer threads, not signal
+	 * handlers; the map serializes writers itself.
+	 */
+	status erase(std::uintptr_t start) noexcept
+	{
+		return detail::from_c(latch_range_erase(c_.get(), start));
+	}
+
+	/**
+	 * reserve() - allocate now what @n ranges need, so that while the map
+	 * holds at most @n ranges, no insert, erase or one-change commit
+	 * allocates.  Returns ok or std::errc::not_enough_memory.  O(n).
+	 * Writer threads; the map serializes writers itself.
+	 */
+	status reserve(std::size_t n) noexcept
+	{
+		return detail::from_c(latch_range_reserve(c_.get(), n));
+	}
+
+	/**
+	 * commit() - apply @changes in order so that readers see all or none.
+	 * Each change applies to the map as the ones before it left it, so a
+	 * batch may erase a range and insert an overlapping one in its place.
+	 * Returns ok; or std::errc::invalid_argument (an op that is not a
+	 * range_op, or an insert with start >= end), file_exists (an insert
+	 * that overlaps a range) or no_such_file_or_directory (an erase where
+	 * no range starts), with failed() the index of the first bad change;
+	 * or not_enough_memory.  O(n log N) per copy for N ranges; a batch of
+	 * more than one change allocates O(n) scratch memory.  Writer threads,
+	 * not signal handlers; the map serializes writers itself.
+	 */
+	commit_status commit(array_view<change> changes) noexcept
+	{
+		return detail::batch(
+		    latch_range_commit, c_.get(), changes, [](const change &x) noexcept {
+			    return latch_range_change{ static_cast<latch_range_op>(x.op),
+				                       { x.start, x.end, word::pack(x.value) } };
+		    });
+	}
+
+	/**
+	 * load_sorted() - replace the whole contents by @ranges, which must be
+	 * sorted by start and must not overlap; readers see the old contents
+	 * or the new ones.  Returns ok; or std::errc::invalid_argument (a
+	 * range with start >= end, or a start below the one before it) or
+	 * file_exists (a range that overlaps the one before it), with failed()
+	 * its index; or not_enough_memory.  O(n + N) for N old ranges;
+	 * allocates O(n) scratch memory.  Writer threads, not signal handlers;
+	 * the map serializes writers itself.
+	 */
+	commit_status load_sorted(array_view<range<V>> ranges) noexcept
+	{
+		return detail::batch(
+		    latch_range_load_sorted, c_.get(), ranges, [](const range<V> &x) noexcept {
+			    return latch_range{ x.start, x.end, word::pack(x.value) };
+		    });
+	}
+
+      private:
+	using owned = detail::owned<latch_range_map, latch_range_map_destroy>;
+
+	explicit range_map(owned c) noexcept : c_(std::move(c))
+	{
+	}
+
+	/* A range of the C map as a range<V>. */
+	static range<V> typed(const latch_range &r) noexcept
+	{
+		return range<V>{ r.start, r.end, word::unpack(r.value) };
+	}
+
+	/* find, lower, ceil or next: @how's answer for @addr. */
+	std::optional<range<V>> lookup(bool (*how)(const latch_range_map *, std::uintptr_t,
+	                                           latch_range *),
+	                               std::uintptr_t addr) const noexcept
+	{
+		latch_range r;
+
+		if (!how(c_.get(), addr, &r))
+			return std::nullopt;
+		return typed(r);
+	}
+
+	owned c_;
+};
+
+} // namespace latch
+
+#endif /* LATCH_RANGE_HPP */
