@@ -266,10 +266,14 @@ static const struct target targets[] = {
 	  "batch cost latch-map/latch (ns per element)", 0 },
 	{ 9, "ns/element", "inserts", "latch-map", "load_sorted", "latch-map", '>', 10, 1000000,
 	  "bulk load speed latch-map: inserts ns / load_sorted ns", 0 },
-	{ 6, "bytes/elem", "heap", "latch-map", NULL, NULL, '<', 50, 1000000,
-	  "memory latch-map after random inserts (bytes/elem)", 0 },
-	{ 9, "bytes/elem", "load_sorted", "latch-map", NULL, NULL, '<', 36, 1000000,
-	  "memory latch-map after load_sorted (bytes/elem)", 0 },
+	/*
+	 * The map's bounds are on its nodes (50 and 36 bytes per entry); the
+	 * heap figures also hold the driver's 8-byte key per slot, hence + 8.
+	 */
+	{ 6, "bytes/elem", "heap", "latch-map", NULL, NULL, '<', 50 + 8, 1000000,
+	  "memory latch-map after random inserts (bytes/elem, +8 keys)", 0 },
+	{ 9, "bytes/elem", "load_sorted", "latch-map", NULL, NULL, '<', 36 + 8, 1000000,
+	  "memory latch-map after load_sorted (bytes/elem, +8 keys)", 0 },
 };
 
 /* Prints @t's line for cell (@size, @what), if both sides were measured. */
