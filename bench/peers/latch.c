@@ -9,7 +9,7 @@
  * from the library's own per-copy step, so that latchbench compares the
  * two write protocols side by side in one run.
  */
-#include "commit.h"
+#include "tree-private.h"
 #include "tree-peer.h"
 
 static void latch_insert(void *peer, size_t slot, long key)

@@ -3,8 +3,8 @@
  * The writer step every change to a latched tree is made of, shared by
  * the tree's own calls and by the structures built on it (the range map).
  */
-#ifndef LATCH_SRC_COMMIT_H
-#define LATCH_SRC_COMMIT_H
+#ifndef LATCH_SRC_TREE_PRIVATE_H
+#define LATCH_SRC_TREE_PRIVATE_H
 
 #include <latch/tree.h>
 
@@ -37,4 +37,4 @@ void latch_tree_apply_copy_(const char *call, struct latch_tree_root *root,
                             const struct latch_tree_change *changes, size_t n, unsigned idx,
                             bool replay, const struct latch_tree_ops *ops);
 
-#endif /* LATCH_SRC_COMMIT_H */
+#endif /* LATCH_SRC_TREE_PRIVATE_H */
