@@ -1,12 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The writer step every change to a latched tree is made of, shared by
- * the tree's own calls and by the structures built on it (the range map).
+ * The latched tree's private writer side: the steps every change to a
+ * latched tree is made of, shared by the tree's own calls, the tests and
+ * the benchmark.  Not installed.
  */
 #ifndef LATCH_SRC_TREE_PRIVATE_H
 #define LATCH_SRC_TREE_PRIVATE_H
 
 #include <latch/tree.h>
+
+/*
+ * The link in copy @idx where @node belongs, NULL now; *parent gets the
+ * node that link is in (NULL for the root).  Equal keys go right, after
+ * the elements already present.  Cost O(log n).  Writer only.
+ */
+static inline struct latch_rb_node **
+latch_tree_link_of_(struct latch_tree_root *root, const struct latch_tree_node *node, unsigned idx,
+                    const struct latch_tree_ops *ops, struct latch_rb_node **parent)
+{
+	struct latch_rb_node **link = &root->tree[idx].node;
+
+	*parent = NULL;
+	/* Plain loads of links: only the (serialized) writer stores them. */
+	while (*link) {
+		*parent = *link;
+		link = &(*parent)->child[ops->less(node, latch_tree_from_rb_(*parent, idx))
+		                             ? LATCH_RB_LEFT
+		                             : LATCH_RB_RIGHT];
+	}
+	return link;
+}
+
+/*
+ * Link @node into copy @idx only, and rebalance that copy.  Equal keys go
+ * right, after the elements already present.  Cost O(log n).  Writer
+ * only; the caller steers readers away from copy @idx first.
+ */
+static inline void latch_tree_insert_copy_(struct latch_tree_root *root,
+                                           struct latch_tree_node *node, unsigned idx,
+                                           const struct latch_tree_ops *ops)
+{
+	struct latch_rb_node *parent;
+	struct latch_rb_node **link = latch_tree_link_of_(root, node, idx, ops, &parent);
+
+	latch_rb_link_node(&node->node[idx], parent, link);
+	latch_rb_insert_colour(&node->node[idx], &root->tree[idx]);
+}
 
 /*
  * Apply @changes in order to the idle copy while readers use the other
