@@ -213,8 +213,7 @@ static inline struct latch_tree_node *latch_tree_find(const struct latch_tree_ro
                                                       const void *key,
                                                       const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_EQUAL_, NULL,
-	                        NULL);
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_EQUAL_);
 }
 
 /**
@@ -229,8 +228,7 @@ static inline struct latch_tree_node *latch_tree_find_floor(const struct latch_t
                                                             const void *key,
                                                             const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_FLOOR_, NULL,
-	                        NULL);
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_FLOOR_);
 }
 
 /**
@@ -245,8 +243,7 @@ static inline struct latch_tree_node *latch_tree_find_ceil(const struct latch_tr
                                                            const void *key,
                                                            const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_CEIL_, NULL,
-	                        NULL);
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_CEIL_);
 }
 
 /**
@@ -256,8 +253,8 @@ static inline struct latch_tree_node *latch_tree_find_ceil(const struct latch_tr
  */
 static inline struct latch_tree_node *latch_tree_first(const struct latch_tree_root *root)
 {
-	return latch_tree_seek_(root, latch_tree_order_leftmost_, NULL, NULL, LATCH_TREE_SEEK_CEIL_,
-	                        NULL, NULL);
+	return latch_tree_seek_(root, latch_tree_order_leftmost_, NULL, NULL,
+	                        LATCH_TREE_SEEK_CEIL_);
 }
 
 /**
@@ -268,7 +265,7 @@ static inline struct latch_tree_node *latch_tree_first(const struct latch_tree_r
 static inline struct latch_tree_node *latch_tree_last(const struct latch_tree_root *root)
 {
 	return latch_tree_seek_(root, latch_tree_order_rightmost_, NULL, NULL,
-	                        LATCH_TREE_SEEK_FLOOR_, NULL, NULL);
+	                        LATCH_TREE_SEEK_FLOOR_);
 }
 
 /**
@@ -292,8 +289,7 @@ static inline struct latch_tree_node *latch_tree_next(const struct latch_tree_ro
                                                       const struct latch_tree_node *node,
                                                       const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_after_, node, ops, LATCH_TREE_SEEK_CEIL_,
-	                        NULL, NULL);
+	return latch_tree_seek_(root, latch_tree_order_after_, node, ops, LATCH_TREE_SEEK_CEIL_);
 }
 
 /**
@@ -309,8 +305,7 @@ static inline struct latch_tree_node *latch_tree_prev(const struct latch_tree_ro
                                                       const struct latch_tree_node *node,
                                                       const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_before_, node, ops, LATCH_TREE_SEEK_FLOOR_,
-	                        NULL, NULL);
+	return latch_tree_seek_(root, latch_tree_order_before_, node, ops, LATCH_TREE_SEEK_FLOOR_);
 }
 
 /**

@@ -132,26 +132,20 @@ latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
 /*
  * The read side every lookup shares: the descent above on the copy the
  * latch points to, repeated until no flip happened meanwhile.  Never
- * waits.  When @admit is not NULL it sees copy @idx first and may reject
- * the probe without a descent (a per-copy summary such as the range map's
- * bounds, which must be read through the same latch).  All parameters are
- * passed directly (not through a struct) so that constant ones inline.
- * This is latch_seq_read() written out: through its context struct gcc
- * -O2 turns the call of @order into a direct call only after inlining, so
- * the comparator is no longer inlined and every descent step pays a call.
+ * waits.  All parameters are passed directly (not through a struct) and
+ * the loop is a statement (LATCH_SEQ_READ_), so that constant ones, the
+ * comparator among them, inline.
  */
 static inline struct latch_tree_node *
 latch_tree_seek_(const struct latch_tree_root *root,
                  int (*order)(const void *probe, const struct latch_tree_node *n,
                               const struct latch_tree_ops *ops),
-                 const void *probe, const struct latch_tree_ops *ops, enum latch_tree_seek_ seek,
-                 bool (*admit)(const void *gate, unsigned idx, const void *probe), const void *gate)
+                 const void *probe, const struct latch_tree_ops *ops, enum latch_tree_seek_ seek)
 {
-	struct latch_tree_node *found;
-	unsigned start;
+	struct latch_tree_node *found = NULL;
 
-	do {
-		start = latch_seq_read_begin(&root->seq);
+	LATCH_SEQ_READ_(&root->seq, idx)
+	{
 		/*
 		 * One descent per copy, each with a constant index: the
 		 * compiler folds the copy's node offset into every load's
@@ -159,13 +153,11 @@ latch_tree_seek_(const struct latch_tree_root *root,
 		 * (a variable index adds an address computation to each
 		 * step's chain of dependent loads).
 		 */
-		if (admit && !admit(gate, start & 1u, probe))
-			found = NULL;
-		else if (start & 1u)
+		if (idx)
 			found = latch_tree_seek_in_copy_(root, 1, order, probe, ops, seek);
 		else
 			found = latch_tree_seek_in_copy_(root, 0, order, probe, ops, seek);
-	} while (latch_seq_read_retry(&root->seq, start));
+	}
 	return found;
 }
 
@@ -181,27 +173,13 @@ static inline struct latch_tree_node *latch_tree_find_in_copy_(const struct latc
 	                                LATCH_TREE_SEEK_EQUAL_);
 }
 
-/* What latch_tree_empty() hands to each attempt. */
-struct latch_tree_empty_ctx_ {
-	const struct latch_tree_root *root;
-	bool empty;
-};
-
-/* One attempt of latch_tree_empty() on copy @idx. */
-static inline void latch_tree_empty_attempt_(void *arg, unsigned idx)
-{
-	struct latch_tree_empty_ctx_ *c = (struct latch_tree_empty_ctx_ *)arg;
-
-	c->empty = latch_rb_root_node(&c->root->tree[idx]) == NULL;
-}
-
-/* latch_tree_empty(): is copy @idx empty, for the copy the latch names. */
+/* latch_tree_empty(): is the copy the latch names empty? */
 static inline bool latch_tree_empty_(const struct latch_tree_root *root)
 {
-	struct latch_tree_empty_ctx_ c = { root, false };
+	bool empty = false;
 
-	latch_seq_read(&root->seq, latch_tree_empty_attempt_, &c);
-	return c.empty;
+	LATCH_SEQ_READ_(&root->seq, idx) empty = latch_rb_root_node(&root->tree[idx]) == NULL;
+	return empty;
 }
 
 #ifdef __cplusplus

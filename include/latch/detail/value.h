@@ -74,28 +74,11 @@ static inline void latch_value_store_(struct latch_seq *seq, LATCH_VALUE_WORD *c
 	(void)latch_seq_write_flip(seq);
 }
 
-/* What latch_value_load_() hands to each attempt. */
-struct latch_value_load_ctx_ {
-	const LATCH_VALUE_WORD *copy[2];
-	void *dst;
-	size_t size;
-};
-
-/* One attempt of latch_value_load_() on copy @idx. */
-static inline void latch_value_load_attempt_(void *arg, unsigned idx)
-{
-	const struct latch_value_load_ctx_ *c = (const struct latch_value_load_ctx_ *)arg;
-
-	latch_value_get_(c->dst, c->copy[idx], c->size);
-}
-
 /* latch_value_load() on the parts of a LATCH_VALUE. */
 static inline void latch_value_load_(const struct latch_seq *seq, const LATCH_VALUE_WORD *copy0,
                                      const LATCH_VALUE_WORD *copy1, void *dst, size_t size)
 {
-	struct latch_value_load_ctx_ c = { { copy0, copy1 }, dst, size };
-
-	latch_seq_read(seq, latch_value_load_attempt_, &c);
+	LATCH_SEQ_READ_(seq, idx) latch_value_get_(dst, idx ? copy1 : copy0, size);
 }
 
 #ifdef __cplusplus
