@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/signal-storm.h"
+#include "signal-storm.h"
 
 using std::uint64_t;
 

@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <type_traits>
 
-#include "api/signal-storm.h"
+#include "signal-storm.h"
 
 // Several words, with a default member initialiser that loads never run.
 struct calibration {

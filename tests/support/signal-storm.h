@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../check.h"
+#include "check.h"
 
 /* The signal the timers send. */
 #define STORM_SIGNAL SIGPROF
