@@ -44,7 +44,8 @@ install: configure
 clean:
 	rm -rf $(BUILD)
 
-# Ordered lookups, range map, batches, latched values, liburcu reclamation (tests/api).
+# Ordered lookups, range map, batches, latched values, liburcu reclamation
+# (the tests labelled api: tests/api, and the others in tests/tree, value, range).
 #   make check-api          the API tests and the examples that check themselves
 #   make check-urcu-long    a long reclamation run under ASan (URCU_OPS frees)
 URCU_OPS ?= 5000000
@@ -54,7 +55,7 @@ check-api: all
 
 check-urcu-long:
 	$(MAKE) all BUILD=$(BUILD)-asan SANITIZE=address,undefined
-	LATCH_TEST_URCU_OPS=$(URCU_OPS) $(BUILD)-asan/tests/api/test-range-urcu
+	LATCH_TEST_URCU_OPS=$(URCU_OPS) $(BUILD)-asan/tests/range/test-range-urcu
 
 # --- Portability: arm64 under qemu-user, 32-bit x86, and the CI matrix ---
 #

@@ -1084,31 +1084,28 @@ bool latch_btree_attempt_(const struct latch_map *t, unsigned cp, uint64_t x,
 bool latch_btree_lookup_(const struct latch_map *t, uint64_t x, enum latch_btree_mode mode,
                          struct latch_btree_ent *out)
 {
-	for (;;) {
-		unsigned start = latch_seq_read_begin(&t->seq);
-		ent_t e = { 0, 0, 0 };
-		bool bad, hit = latch_btree_attempt_(t, start & 1u, x, mode, &e, &bad);
+	ent_t e = { 0, 0, 0 };
+	bool bad = false, hit = false;
 
-		if (latch_seq_read_retry(&t->seq, start))
-			continue;
-		/* A copy readers are sent to is complete: no attempt on it is abandoned. */
-		if (bad)
-			return false;
-		/* What the flips so far published happens-before, for ThreadSanitizer. */
-		latch_tsan_acquire_(t);
-		*out = e;
-		return hit;
+	LATCH_SEQ_READ_(&t->seq, cp)
+	{
+		e = (ent_t){ 0, 0, 0 };
+		hit = latch_btree_attempt_(t, cp, x, mode, &e, &bad);
 	}
+	/* A copy readers are sent to is complete: no attempt on it is abandoned. */
+	if (bad)
+		return false;
+	/* What the flips so far published happens-before, for ThreadSanitizer. */
+	latch_tsan_acquire_(t);
+	*out = e;
+	return hit;
 }
 
 size_t latch_btree_size_(const struct latch_map *t)
 {
-	for (;;) {
-		unsigned start = latch_seq_read_begin(&t->seq);
-		/* Relaxed: the retry check below makes it consistent with its copy. */
-		size_t size = LATCH_LOAD_RELAXED(&t->copy[start & 1u].size);
+	size_t size = 0;
 
-		if (!latch_seq_read_retry(&t->seq, start))
-			return size;
-	}
+	/* Relaxed: the loop's retry check makes it consistent with its copy. */
+	LATCH_SEQ_READ_(&t->seq, cp) size = LATCH_LOAD_RELAXED(&t->copy[cp].size);
+	return size;
 }

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include <latch/atomic.h>
-#include <latch/map.h> /* struct latch_btree_pool_ */
+#include <latch/map.h> /* struct latch_btree_pool_ (latch/detail/map.h) */
 
 #include "tsan.h"
 
@@ -48,7 +48,7 @@ struct latch_btree_node {
 	uintptr_t slot[LATCH_BTREE_FANOUT]; /* leaf: value; inner: child reference */
 } __attribute__((aligned(64)));
 
-/* A type-stable pool of nodes of one kind (declared in latch/map.h). */
+/* A type-stable pool of nodes of one kind (declared in latch/detail/map.h). */
 #define latch_btree_pool latch_btree_pool_
 
 /*

@@ -6,7 +6,7 @@
  */
 #include <latch/tree.h>
 
-#include "commit.h"
+#include "tree-private.h"
 #include "contract.h"
 #include "tsan.h"
 

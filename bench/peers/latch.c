@@ -9,7 +9,7 @@
  * from the library's own per-copy step, so that latchbench compares the
  * two write protocols side by side in one run.
  */
-#include "commit.h"
+#include "tree-private.h"
 #include "tree-peer.h"
 
 static void latch_insert(void *peer, size_t slot, long key)
@@ -26,33 +26,22 @@ static void latch_erase(void *peer, size_t slot)
 	latch_tree_erase(&p->root, &p->pool[slot].node, &test_elem_ops);
 }
 
-/* A counted lookup in progress. */
-struct latch_count {
-	const struct latch_tree_root *root;
-	long key;
-	unsigned long attempts;
-	struct latch_tree_node *found;
-};
-
-/* One attempt on copy @idx; constant indexes, as in latch_tree_seek_attempt_(). */
-static inline void latch_count_attempt(void *arg, unsigned idx)
-{
-	struct latch_count *c = (struct latch_count *)arg;
-
-	c->attempts++;
-	c->found = idx ? latch_tree_find_in_copy_(c->root, 1, &c->key, &test_elem_ops)
-	               : latch_tree_find_in_copy_(c->root, 0, &c->key, &test_elem_ops);
-}
-
 /* latch_tree_find(), adding the number of repeated attempts to *retries. */
 static inline struct latch_tree_node *latch_count_find(const struct latch_tree_root *root, long key,
                                                        unsigned long *retries)
 {
-	struct latch_count c = { root, key, 0, NULL };
+	struct latch_tree_node *found = NULL;
+	unsigned long attempts = 0;
 
-	latch_seq_read(&root->seq, latch_count_attempt, &c);
-	*retries += c.attempts - 1;
-	return c.found;
+	/* Constant copy indexes, as in latch_tree_seek_(). */
+	LATCH_SEQ_READ_(&root->seq, idx)
+	{
+		attempts++;
+		found = idx ? latch_tree_find_in_copy_(root, 1, &key, &test_elem_ops)
+		            : latch_tree_find_in_copy_(root, 0, &key, &test_elem_ops);
+	}
+	*retries += attempts - 1;
+	return found;
 }
 
 /* One latch_tree_commit() inserting (or erasing) @slots. */

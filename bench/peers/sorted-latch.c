@@ -6,7 +6,7 @@
  * current one with the change applied (O(n)), then bumps the version.
  * That is the one-flip latch protocol, so it is written with <latch/seq.h>:
  * the rebuilt array is latch_seq_write_begin()'s, the bump
- * latch_seq_write_flip(), the lookup latch_seq_read().  Nothing is
+ * latch_seq_write_flip(), the lookup the latch read loop.  Nothing is
  * replayed onto the array readers leave: the next update rebuilds it whole.
  *
  * As an exact-key peer every element is the range [key, key + 1); as a
@@ -188,32 +188,21 @@ static void sorted_load(void *peer, const long *keys, size_t n)
 	sorted_publish(p, idx, n);
 }
 
-/* A lookup in progress. */
-struct sorted_lookup {
-	const struct sorted_latch *p;
-	long key;
-	const struct sorted_range *found;
-};
-
-/* One attempt on copy @idx (latch_seq_read()'s callback). */
-static inline void sorted_attempt(void *arg, unsigned idx)
-{
-	struct sorted_lookup *l = (struct sorted_lookup *)arg;
-	const struct sorted_range *c = l->p->copy[idx];
-	/* Relaxed: latch_seq_read() discards the attempt if the version moved. */
-	size_t i = sorted_upper(c, LATCH_LOAD_RELAXED(&l->p->count[idx]), l->key);
-
-	/* Relaxed: as above. */
-	l->found = i && l->key < LATCH_LOAD_RELAXED(&c[i - 1].end) ? &c[i - 1] : NULL;
-}
-
 /* The range holding @key, or NULL.  Never waits; any context. */
 static inline const struct sorted_range *sorted_find(const struct sorted_latch *p, long key)
 {
-	struct sorted_lookup l = { p, key, NULL };
+	const struct sorted_range *found = NULL;
 
-	latch_seq_read(&p->version, sorted_attempt, &l);
-	return l.found;
+	LATCH_SEQ_READ_(&p->version, idx)
+	{
+		const struct sorted_range *c = p->copy[idx];
+		/* Relaxed: the loop discards the attempt if the version moved. */
+		size_t i = sorted_upper(c, LATCH_LOAD_RELAXED(&p->count[idx]), key);
+
+		/* Relaxed: as above. */
+		found = i && key < LATCH_LOAD_RELAXED(&c[i - 1].end) ? &c[i - 1] : NULL;
+	}
+	return found;
 }
 
 BENCH_FIND_MANY(sorted_find_many, struct sorted_latch, sorted_find(p, key))

@@ -30,76 +30,13 @@
 /** Store val to *ptr; earlier loads and stores cannot move after it. */
 #define LATCH_STORE_RELEASE(ptr, val) __atomic_store_n((ptr), (val), __ATOMIC_RELEASE)
 
-/*
- * The fences are inline functions so that one place can silence gcc's
- * -Wtsan (gcc 12 and later), which warns under -fsanitize=thread at every
- * fence that ThreadSanitizer does not model fences; with -Werror it would
- * stop every program that includes these headers.  Ignoring it is sound:
- * every location the fences order is accessed through the atomic helpers
- * above, so TSan cannot miss a race on them; it can only fail to see the
- * synchronization a fence adds and report a race that is not one.  clang
- * models fences no better and does not warn.
- */
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__) && __GNUC__ >= 12
-#define LATCH_QUIET_TSAN_FENCES_ 1
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-
-static inline void latch_fence_acquire_(void)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-}
-
-static inline void latch_fence_release_(void)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-#ifdef LATCH_QUIET_TSAN_FENCES_
-#pragma GCC diagnostic pop
-#undef LATCH_QUIET_TSAN_FENCES_
-#endif
+/* The fence functions and the ThreadSanitizer hooks the readers use. */
+#include <latch/detail/atomic.h>
 
 /** Order earlier loads before every later load and store. */
 #define LATCH_FENCE_ACQUIRE() latch_fence_acquire_()
 
 /** Order every earlier load and store before later stores. */
 #define LATCH_FENCE_RELEASE() latch_fence_release_()
-
-/*
- * ThreadSanitizer cannot see the release stores that publish an element
- * when they run inside a library built without it, so a program built
- * with -fsanitize=thread would be told that the element's initialisation
- * races with its lock-free readers.  The library therefore releases each
- * element to ThreadSanitizer (__tsan_release() on its struct
- * latch_tree_node, when the process runs ThreadSanitizer) before the
- * first link to it is stored, and the inline readers, when compiled with
- * ThreadSanitizer, acquire each element they reach before reading it.
- * Without ThreadSanitizer the reader side compiles to nothing.  The range
- * map and the map, whose lookups run inside the library, release the map
- * at each flip and acquire it after each lookup there (src/btree.h).
- */
-#if defined(__SANITIZE_THREAD__)
-#define LATCH_TSAN_ 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define LATCH_TSAN_ 1
-#endif
-#endif
-
-#ifdef LATCH_TSAN_
-#ifdef __cplusplus
-extern "C" {
-#endif
-void __tsan_acquire(void *addr); /* ThreadSanitizer's interface */
-#ifdef __cplusplus
-}
-#endif
-/* Reader side: everything done before the release of @addr happens-before. */
-#define LATCH_TSAN_ACQUIRE_(addr) __tsan_acquire((void *)(addr))
-#else
-#define LATCH_TSAN_ACQUIRE_(addr) ((void)0)
-#endif
 
 #endif /* LATCH_ATOMIC_H */

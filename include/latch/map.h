@@ -50,21 +50,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <latch/detail/map.h>
 #include <latch/seq.h>
 #include <latch/visibility.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A pool of map nodes of one kind; contents private. */
-struct latch_btree_pool_ {
-	void *free_list;  /* a node; the next free node is in its slot[0] */
-	void *chunks;     /* the newest chunk; each chunk links to the previous one */
-	size_t total;     /* nodes in all chunks */
-	size_t free;      /* nodes on the free list */
-	size_t node_size; /* bytes per node */
-};
 
 /** An ordered latched map.  A complete type; contents are private. */
 struct latch_map {

@@ -182,6 +182,9 @@ static inline bool latch_seq_read_retry(const struct latch_seq *s, unsigned star
 	return LATCH_LOAD_RELAXED(&s->sequence) != start;
 }
 
+/* The read loop as a statement, which latch_seq_read() and the structures' readers share. */
+#include <latch/detail/seq.h>
+
 /**
  * latch_seq_read() - the whole read loop.
  *
@@ -195,12 +198,7 @@ static inline bool latch_seq_read_retry(const struct latch_seq *s, unsigned star
 static inline void latch_seq_read(const struct latch_seq *s,
                                   void (*attempt)(void *ctx, unsigned idx), void *ctx)
 {
-	unsigned start;
-
-	do {
-		start = latch_seq_read_begin(s);
-		attempt(ctx, start & 1u);
-	} while (latch_seq_read_retry(s, start));
+	LATCH_SEQ_READ_(s, idx) attempt(ctx, idx);
 }
 
 #ifdef __cplusplus

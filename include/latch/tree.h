@@ -82,16 +82,6 @@ struct latch_tree_ops {
 	int (*comp)(const void *key, const struct latch_tree_node *n);
 };
 
-/*
- * The element that embeds @ptr as its member @member, without @ptr's
- * const.  Lookups take a const root but return the caller's
- * elements, which the tree does not own: the readers drop the const of
- * their own node pointers here, through uintptr_t, so that -Wcast-qual
- * keeps watching every other cast.
- */
-#define latch_tree_entry_unconst_(ptr, type, member)                                               \
-	((type *)((uintptr_t)(const void *)(ptr)-offsetof(type, member)))
-
 /**
  * latch_tree_entry() - the element (a @type) that embeds the node @ptr as
  * its member @member, like the kernel's container_of().  The result is
@@ -207,199 +197,8 @@ LATCH_API void latch_tree_replace(struct latch_tree_root *root, struct latch_tre
                                   struct latch_tree_node *new_node,
                                   const struct latch_tree_ops *ops);
 
-/* The element that embeds @rb as its node for copy @idx. */
-static inline struct latch_tree_node *latch_tree_from_rb_(const struct latch_rb_node *rb,
-                                                          unsigned idx)
-{
-	return latch_tree_entry_unconst_(rb - idx, struct latch_tree_node, node);
-}
-
-/* What a descent looks for, relative to its probe. */
-enum latch_tree_seek_ {
-	LATCH_TREE_SEEK_EQUAL_, /* any element equal to the probe */
-	LATCH_TREE_SEEK_FLOOR_, /* the in-order last element not after the probe */
-	LATCH_TREE_SEEK_CEIL_,  /* the in-order first element not before the probe */
-};
-
-/*
- * How a lookup's probe orders against element @n: <0, 0, >0 as it lies
- * before, with, after @n.  Every lookup passes one of these as a constant
- * argument, so it inlines into the descent (and the user's comp() or
- * less() with it, when @ops is constant).
- */
-static inline int latch_tree_order_key_(const void *probe, const struct latch_tree_node *n,
-                                        const struct latch_tree_ops *ops)
-{
-	return ops->comp(probe, n);
-}
-
-/* The probe is an element and lies before every element with a greater key. */
-static inline int latch_tree_order_after_(const void *probe, const struct latch_tree_node *n,
-                                          const struct latch_tree_ops *ops)
-{
-	return ops->less((const struct latch_tree_node *)probe, n) ? -1 : 1;
-}
-
-/* The probe is an element and lies after every element with a lesser key. */
-static inline int latch_tree_order_before_(const void *probe, const struct latch_tree_node *n,
-                                           const struct latch_tree_ops *ops)
-{
-	return ops->less(n, (const struct latch_tree_node *)probe) ? 1 : -1;
-}
-
-/* No probe: it lies before every element (seek the first one). */
-static inline int latch_tree_order_leftmost_(const void *probe, const struct latch_tree_node *n,
-                                             const struct latch_tree_ops *ops)
-{
-	(void)probe;
-	(void)n;
-	(void)ops;
-	return -1;
-}
-
-/* No probe: it lies after every element (seek the last one). */
-static inline int latch_tree_order_rightmost_(const void *probe, const struct latch_tree_node *n,
-                                              const struct latch_tree_ops *ops)
-{
-	(void)probe;
-	(void)n;
-	(void)ops;
-	return 1;
-}
-
-/*
- * One bounded descent of copy @idx: the element sought, or NULL when there
- * is none or when the descent did not end within LATCH_RB_MAX_DEPTH steps
- * (a safety net: with release link stores and acquire loads a reader never
- * goes round a cycle, but on a copy the writer is changing it can walk a
- * longer path than the tree has, and the latch retry check then discards
- * the attempt; see latch/rbtree.h).
- */
-static inline struct latch_tree_node *
-latch_tree_seek_in_copy_(const struct latch_tree_root *root, unsigned idx,
-                         int (*order)(const void *probe, const struct latch_tree_node *n,
-                                      const struct latch_tree_ops *ops),
-                         const void *probe, const struct latch_tree_ops *ops,
-                         enum latch_tree_seek_ seek)
-{
-	const struct latch_rb_node *rb = latch_rb_root_node(&root->tree[idx]);
-	struct latch_tree_node *best = NULL;
-	unsigned steps;
-
-	for (steps = 0; rb; steps++) {
-		struct latch_tree_node *n = latch_tree_from_rb_(rb, idx);
-		bool right;
-		int c;
-
-		if (steps == LATCH_RB_MAX_DEPTH)
-			return NULL;
-		/* ThreadSanitizer only: see the element's initialisation (latch/atomic.h). */
-		LATCH_TSAN_ACQUIRE_(n);
-		c = order(probe, n, ops);
-		if (c == 0 && seek == LATCH_TREE_SEEK_EQUAL_)
-			return n;
-		/* Equal elements: a floor walks on right to the last of them, a
-		 * ceil left to the first. */
-		right = c > 0 || (c == 0 && seek == LATCH_TREE_SEEK_FLOOR_);
-		/* A floor is among the nodes left behind going right, a ceil
-		 * among those left behind going left. */
-		if (seek != LATCH_TREE_SEEK_EQUAL_ && right == (seek == LATCH_TREE_SEEK_FLOOR_))
-			best = n;
-		/* latch_rb_child() is an acquire load: the child is seen initialised. */
-		rb = latch_rb_child(rb, right ? LATCH_RB_RIGHT : LATCH_RB_LEFT);
-	}
-	return best;
-}
-
-/*
- * The read side every lookup shares: the descent above on the copy the
- * latch points to, repeated until no flip happened meanwhile.  Never
- * waits.  When @admit is not NULL it sees copy @idx first and may reject
- * the probe without a descent (a per-copy summary such as the range map's
- * bounds, which must be read through the same latch).  All parameters are
- * passed directly (not through a struct) so that constant ones inline.
- * This is latch_seq_read() written out: through its context struct gcc
- * -O2 turns the call of @order into a direct call only after inlining, so
- * the comparator is no longer inlined and every descent step pays a call.
- */
-static inline struct latch_tree_node *
-latch_tree_seek_(const struct latch_tree_root *root,
-                 int (*order)(const void *probe, const struct latch_tree_node *n,
-                              const struct latch_tree_ops *ops),
-                 const void *probe, const struct latch_tree_ops *ops, enum latch_tree_seek_ seek,
-                 bool (*admit)(const void *gate, unsigned idx, const void *probe), const void *gate)
-{
-	struct latch_tree_node *found;
-	unsigned start;
-
-	do {
-		start = latch_seq_read_begin(&root->seq);
-		/*
-		 * One descent per copy, each with a constant index: the
-		 * compiler folds the copy's node offset into every load's
-		 * address, so a step costs what it costs in a one-copy tree
-		 * (a variable index adds an address computation to each
-		 * step's chain of dependent loads).
-		 */
-		if (admit && !admit(gate, start & 1u, probe))
-			found = NULL;
-		else if (start & 1u)
-			found = latch_tree_seek_in_copy_(root, 1, order, probe, ops, seek);
-		else
-			found = latch_tree_seek_in_copy_(root, 0, order, probe, ops, seek);
-	} while (latch_seq_read_retry(&root->seq, start));
-	return found;
-}
-
-/*
- * One bounded descent of copy @idx for an element equal to @key (see
- * latch_tree_seek_in_copy_()); the caller decides whether it stands.
- */
-static inline struct latch_tree_node *latch_tree_find_in_copy_(const struct latch_tree_root *root,
-                                                               unsigned idx, const void *key,
-                                                               const struct latch_tree_ops *ops)
-{
-	return latch_tree_seek_in_copy_(root, idx, latch_tree_order_key_, key, ops,
-	                                LATCH_TREE_SEEK_EQUAL_);
-}
-
-/*
- * The link in copy @idx where @node belongs, NULL now; *parent gets the
- * node that link is in (NULL for the root).  Equal keys go right, after
- * the elements already present.  Cost O(log n).  Writer only.
- */
-static inline struct latch_rb_node **
-latch_tree_link_of_(struct latch_tree_root *root, const struct latch_tree_node *node, unsigned idx,
-                    const struct latch_tree_ops *ops, struct latch_rb_node **parent)
-{
-	struct latch_rb_node **link = &root->tree[idx].node;
-
-	*parent = NULL;
-	/* Plain loads of links: only the (serialized) writer stores them. */
-	while (*link) {
-		*parent = *link;
-		link = &(*parent)->child[ops->less(node, latch_tree_from_rb_(*parent, idx))
-		                             ? LATCH_RB_LEFT
-		                             : LATCH_RB_RIGHT];
-	}
-	return link;
-}
-
-/*
- * Link @node into copy @idx only, and rebalance that copy.  Equal keys go
- * right, after the elements already present.  Cost O(log n).  Writer
- * only; the caller steers readers away from copy @idx first.
- */
-static inline void latch_tree_insert_copy_(struct latch_tree_root *root,
-                                           struct latch_tree_node *node, unsigned idx,
-                                           const struct latch_tree_ops *ops)
-{
-	struct latch_rb_node *parent;
-	struct latch_rb_node **link = latch_tree_link_of_(root, node, idx, ops, &parent);
-
-	latch_rb_link_node(&node->node[idx], parent, link);
-	latch_rb_insert_colour(&node->node[idx], &root->tree[idx]);
-}
+/* The descent and the read loop the lookups below share. */
+#include <latch/detail/tree.h>
 
 /**
  * latch_tree_find() - an element whose key compares equal to @key.
@@ -414,8 +213,7 @@ static inline struct latch_tree_node *latch_tree_find(const struct latch_tree_ro
                                                       const void *key,
                                                       const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_EQUAL_, NULL,
-	                        NULL);
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_EQUAL_);
 }
 
 /**
@@ -430,8 +228,7 @@ static inline struct latch_tree_node *latch_tree_find_floor(const struct latch_t
                                                             const void *key,
                                                             const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_FLOOR_, NULL,
-	                        NULL);
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_FLOOR_);
 }
 
 /**
@@ -446,8 +243,7 @@ static inline struct latch_tree_node *latch_tree_find_ceil(const struct latch_tr
                                                            const void *key,
                                                            const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_CEIL_, NULL,
-	                        NULL);
+	return latch_tree_seek_(root, latch_tree_order_key_, key, ops, LATCH_TREE_SEEK_CEIL_);
 }
 
 /**
@@ -457,8 +253,8 @@ static inline struct latch_tree_node *latch_tree_find_ceil(const struct latch_tr
  */
 static inline struct latch_tree_node *latch_tree_first(const struct latch_tree_root *root)
 {
-	return latch_tree_seek_(root, latch_tree_order_leftmost_, NULL, NULL, LATCH_TREE_SEEK_CEIL_,
-	                        NULL, NULL);
+	return latch_tree_seek_(root, latch_tree_order_leftmost_, NULL, NULL,
+	                        LATCH_TREE_SEEK_CEIL_);
 }
 
 /**
@@ -469,7 +265,7 @@ static inline struct latch_tree_node *latch_tree_first(const struct latch_tree_r
 static inline struct latch_tree_node *latch_tree_last(const struct latch_tree_root *root)
 {
 	return latch_tree_seek_(root, latch_tree_order_rightmost_, NULL, NULL,
-	                        LATCH_TREE_SEEK_FLOOR_, NULL, NULL);
+	                        LATCH_TREE_SEEK_FLOOR_);
 }
 
 /**
@@ -493,8 +289,7 @@ static inline struct latch_tree_node *latch_tree_next(const struct latch_tree_ro
                                                       const struct latch_tree_node *node,
                                                       const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_after_, node, ops, LATCH_TREE_SEEK_CEIL_,
-	                        NULL, NULL);
+	return latch_tree_seek_(root, latch_tree_order_after_, node, ops, LATCH_TREE_SEEK_CEIL_);
 }
 
 /**
@@ -510,34 +305,16 @@ static inline struct latch_tree_node *latch_tree_prev(const struct latch_tree_ro
                                                       const struct latch_tree_node *node,
                                                       const struct latch_tree_ops *ops)
 {
-	return latch_tree_seek_(root, latch_tree_order_before_, node, ops, LATCH_TREE_SEEK_FLOOR_,
-	                        NULL, NULL);
+	return latch_tree_seek_(root, latch_tree_order_before_, node, ops, LATCH_TREE_SEEK_FLOOR_);
 }
 
 /**
  * latch_tree_empty() - true when the tree holds no element.
  * Cost O(1).  Any context, including signal handlers.
  */
-/* What latch_tree_empty() hands to each attempt. */
-struct latch_tree_empty_ctx_ {
-	const struct latch_tree_root *root;
-	bool empty;
-};
-
-/* One attempt of latch_tree_empty() on copy @idx. */
-static inline void latch_tree_empty_attempt_(void *arg, unsigned idx)
-{
-	struct latch_tree_empty_ctx_ *c = (struct latch_tree_empty_ctx_ *)arg;
-
-	c->empty = latch_rb_root_node(&c->root->tree[idx]) == NULL;
-}
-
 static inline bool latch_tree_empty(const struct latch_tree_root *root)
 {
-	struct latch_tree_empty_ctx_ c = { root, false };
-
-	latch_seq_read(&root->seq, latch_tree_empty_attempt_, &c);
-	return c.empty;
+	return latch_tree_empty_(root);
 }
 
 #ifdef __cplusplus

@@ -18,8 +18,8 @@
 
 #include <latch/range.h>
 
-#include "../child.h"
-#include "../tree-invariants.h"
+#include "child.h"
+#include "tree-invariants.h"
 
 #define UNCHANGED 3 /* exit status: aborted, structure intact */
 

@@ -27,7 +27,7 @@
 #include <latch/range.h>
 #include <latch/value.h>
 
-#include "../elem.h"
+#include "elem.h"
 #include "signal-storm.h"
 
 /* The writer's state, as the handler on its own thread sees it. */

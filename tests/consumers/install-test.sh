@@ -38,10 +38,13 @@ for f in include/latch/tree.h include/latch/seq.h include/latch/rbtree.h \
 	}
 done
 
-# Every header in the source tree is installed, the C++ wrappers' too.
-for h in "$src"/../../include/latch/*.h "$src"/../../include/latch/*.hpp; do
-	[ -e "$prefix/include/latch/$(basename "$h")" ] || {
-		echo "FAIL: include/latch/$(basename "$h") was not installed" >&2
+# Every header in the source tree is installed, the C++ wrappers' and
+# the inline internals' (detail/) too.
+for h in "$src"/../../include/latch/*.h "$src"/../../include/latch/*.hpp \
+	"$src"/../../include/latch/detail/*.h; do
+	f=${h#"$src"/../../}
+	[ -e "$prefix/$f" ] || {
+		echo "FAIL: $f was not installed" >&2
 		exit 1
 	}
 done

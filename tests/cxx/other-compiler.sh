@@ -30,7 +30,7 @@ for program in "$@"; do
 	name=$(basename "$program" .cpp)
 	# shellcheck disable=SC2086 # flags and objects are words
 	"$cxx" -std="$std" -O2 -g -Wall -Wextra -Wpedantic -Werror $cxxflags -I"$src/include" \
-		-I"$src/tests" "$program" $objs -o "$work/$name" -pthread -lrt
+		-I"$src/tests/support" "$program" $objs -o "$work/$name" -pthread -lrt
 	"$work/$name"
 done
 echo "$cxx -std=$std: every program built without a warning and passed"

@@ -14,7 +14,7 @@
 #include <ctime>
 #include <utility>
 
-#include "api/signal-storm.h"
+#include "signal-storm.h"
 
 // A new, empty map of the wrapper type Map; fails the test when out of memory.
 template <typename Map> Map make_empty()

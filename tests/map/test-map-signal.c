@@ -13,7 +13,7 @@
 #define _GNU_SOURCE
 #define STABLE 2000u
 #include "map-churn.h"
-#include "api/signal-storm.h"
+#include "signal-storm.h"
 
 static volatile sig_atomic_t in_update;
 static volatile sig_atomic_t lookups, lookups_in_update;

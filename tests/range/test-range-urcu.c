@@ -59,12 +59,13 @@ static bool resolve(uintptr_t addr)
 	return hit;
 }
 
-static __thread unsigned long reader_rng, reader_id;
+static __thread struct test_rng reader_rng;
+static __thread unsigned long reader_id;
 
+/* Plain arithmetic on the thread's own state: safe in a signal handler. */
 static uintptr_t random_addr(void)
 {
-	reader_rng = reader_rng * 6364136223846793005UL + 1442695040888963407UL;
-	return (uintptr_t)(reader_rng >> 33) % (SLOTS * SLOT_SIZE);
+	return (uintptr_t)test_rng_below(&reader_rng, SLOTS * SLOT_SIZE);
 }
 
 static void on_tick(int sig)
@@ -80,7 +81,7 @@ static void *reader(void *arg)
 	timer_t timer;
 
 	reader_id = (unsigned long)(uintptr_t)arg;
-	reader_rng = reader_id + 1;
+	reader_rng.state = reader_id + 1;
 	/* The storm signal stays blocked until the thread is registered. */
 	urcu_memb_register_thread();
 	sigemptyset(&storm);

@@ -17,7 +17,7 @@
  */
 #include <string.h>
 
-#include "../tree-invariants.h"
+#include "tree-invariants.h"
 
 #define POOL      256
 #define KEYS      64

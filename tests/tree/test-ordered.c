@@ -26,7 +26,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "../tree-invariants.h"
+#include "tree-invariants.h"
 
 #define NONE (-1L)
 

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../check.h"
+#include "check.h"
 
 /* The signal the timers send. */
 #define STORM_SIGNAL SIGPROF
@@ -42,10 +42,10 @@ static inline void storm_handle(void (*handler)(int))
 
 /*
  * A timer that sends STORM_SIGNAL to the calling thread every @period_ns
- * nanoseconds.  Exits the test as skipped where per-thread timers are
- * unavailable.
+ * nanoseconds.  Where per-thread timers are unavailable the test exits
+ * with @missing: TEST_SKIP, or 1 for a test that must not be skipped.
  */
-static inline timer_t storm_start(long period_ns)
+static inline timer_t storm_start_or(long period_ns, int missing)
 {
 	struct itimerspec every = { { 0, period_ns }, { 0, period_ns } };
 	struct sigevent sev;
@@ -56,11 +56,18 @@ static inline timer_t storm_start(long period_ns)
 	sev.sigev_signo = STORM_SIGNAL;
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {
-		perror("skipped: timer_create(SIGEV_THREAD_ID)");
-		exit(TEST_SKIP);
+		perror(missing == TEST_SKIP ? "skipped: timer_create(SIGEV_THREAD_ID)"
+		                            : "timer_create(SIGEV_THREAD_ID)");
+		exit(missing);
 	}
 	CHECK(timer_settime(timer, 0, &every, NULL) == 0, "timer_settime");
 	return timer;
+}
+
+/* storm_start_or(), skipping the test where per-thread timers are unavailable. */
+static inline timer_t storm_start(long period_ns)
+{
+	return storm_start_or(period_ns, TEST_SKIP);
 }
 
 #endif /* LATCH_TESTS_SIGNAL_STORM_H */

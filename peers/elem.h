@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The element type the tests share: a long key and a latch tree node. */
-#ifndef LATCH_TESTS_ELEM_H
-#define LATCH_TESTS_ELEM_H
+#ifndef LATCH_PEERS_ELEM_H
+#define LATCH_PEERS_ELEM_H
 
 #include <latch/tree.h>
 
@@ -37,4 +37,4 @@ static inline struct test_elem *test_find(const struct latch_tree_root *root, lo
 	return test_elem_of(latch_tree_find(root, &key, &test_elem_ops));
 }
 
-#endif /* LATCH_TESTS_ELEM_H */
+#endif /* LATCH_PEERS_ELEM_H */

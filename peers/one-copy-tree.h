@@ -12,7 +12,7 @@
 #ifndef LATCH_PEERS_ONE_COPY_TREE_H
 #define LATCH_PEERS_ONE_COPY_TREE_H
 
-#include <latch/tree.h>
+#include "tree-private.h"
 
 /* Add @node.  Cost O(log n).  Writer only. */
 static inline void one_copy_insert(struct latch_tree_root *root, struct latch_tree_node *node,

@@ -18,7 +18,7 @@
 
 #include <latch/value.h>
 
-#include "../check.h"
+#include "check.h"
 
 struct three {
 	char c[3];
