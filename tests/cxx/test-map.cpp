@@ -304,6 +304,7 @@ static volatile sig_atomic_t storm_lookups;
 static void on_tick(int)
 {
 	static unsigned i;
+	storm_tick();
 	uintptr_t key = 4 * (uintptr_t)(i++ % storm_keys);
 	std::optional<uintptr_t> v = storm_map->find(key);
 
@@ -361,12 +362,14 @@ static void check_signal(long ms)
 			present[i] = !present[i];
 		}
 		u++;
+		storm_progress();
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 	timer_delete(timer);
 	signal(STORM_SIGNAL, SIG_IGN);
 	CHECK(storm_lookups > 0, "no signal arrived in %ld ms", ms);
-	std::printf("signal: %lu updates, %ld lookups from the handler\n", u, (long)storm_lookups);
+	std::printf("signal: %lu updates, %ld lookups from the handler, every %ld us\n", u,
+	            (long)storm_lookups, storm_period_ns() / 1000);
 	storm_map.reset();
 }
 

@@ -38,6 +38,7 @@ static latched shared;
 
 static void on_tick(int)
 {
+	storm_tick();
 	calibration c = shared.load();
 
 	SIG_CHECK(c.check == ~c.base && c.mult == (std::uint32_t)c.base * 3, "a torn load");
@@ -70,6 +71,7 @@ int main()
 	do {
 		i++;
 		shared.store(calibration{ i, ~i, (std::uint32_t)i * 3 });
+		storm_progress();
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 	timer_delete(timer);
