@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 # 32-bit x86 build on an x86-64 Linux host with the host's gcc or clang
 # and -m32 (Debian: gcc-12-multilib, g++-12-multilib).  The programs run
-# natively on the 64-bit kernel.
+# natively on a 64-bit kernel that runs 32-bit programs; on one built
+# without that (no IA32 emulation: "Exec format error"), CTest runs them
+# under qemu-user's qemu-i386 (Debian's qemu-user).
 #
 #   cmake -S . -B build-m32 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-m32.cmake
 #   (or: make check-m32; CC=clang works too)
@@ -22,3 +24,18 @@ set(CMAKE_LIBRARY_ARCHITECTURE i386-linux-gnu)
 
 # Optional dependencies found through pkg-config must be 32-bit ones.
 set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/i386-linux-gnu/pkgconfig)
+
+# Can this kernel run a 32-bit x86 program?  The 32-bit dynamic loader
+# (from the multilib packages) is one: run it for its version.
+execute_process(COMMAND /lib/ld-linux.so.2 --version RESULT_VARIABLE LATCH_M32_NATIVE
+                OUTPUT_QUIET ERROR_QUIET)
+if(NOT LATCH_M32_NATIVE STREQUAL "0")
+  find_program(LATCH_QEMU_I386 qemu-i386)
+  if(NOT LATCH_QEMU_I386)
+    message(FATAL_ERROR "this kernel cannot run 32-bit x86 programs (${LATCH_M32_NATIVE}), "
+                        "and qemu-i386 is not installed (Debian: qemu-user)")
+  endif()
+  # add_test() commands run through the emulator; the 32-bit loader and
+  # libraries are the host's own multilib ones.
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${LATCH_QEMU_I386})
+endif()

@@ -28,6 +28,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include <latch/atomic.h>
 #include <latch/range.h>
 
 struct sym {
@@ -149,7 +150,8 @@ static void check(uintptr_t addr, long i)
 	/* Acquire fence, then the count: did an update start or end meanwhile? */
 	unsigned long after;
 
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* latch/atomic.h's fence: it builds under gcc's -fsanitize=thread -Werror (-Wtsan). */
+	LATCH_FENCE_ACQUIRE();
 	after = __atomic_load_n(&updates, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&lookups, 1, __ATOMIC_RELAXED);
 	if (before & 1)

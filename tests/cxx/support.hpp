@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * What the C++ wrappers' tests share: a new, empty handle; a small struct
- * as a value type; and signal storms (api/signal-storm.h), a writer's
+ * as a value type; and signal storms (signal-storm.h), a writer's
  * updates as fast as it can make them, interrupted by a timer signal
  * whose handler checks what it reads.
  */
@@ -40,12 +40,14 @@ static volatile sig_atomic_t storm_runs;
 
 template <void (*Handler)(int)> void storm_counted(int sig)
 {
+	storm_tick();
 	Handler(sig);
 	storm_runs = storm_runs + 1; // not ++: C++20 deprecates it on volatile
 }
 
 // Calls @update(u) for u = 0, 1, ... for @ms milliseconds while a timer
-// signals this thread every 20 microseconds and Handler takes the signal;
+// signals this thread every 20 microseconds (slower if the updates stall:
+// storm_tick()) and Handler takes the signal;
 // then ignores the signal, fails the test if Handler never ran, prints
 // the counts and returns the number of updates.
 template <void (*Handler)(int), typename Update> unsigned long storm_run(long ms, Update update)
@@ -59,12 +61,14 @@ template <void (*Handler)(int), typename Update> unsigned long storm_run(long ms
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		update(u++);
+		storm_progress();
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 	timer_delete(timer);
 	signal(STORM_SIGNAL, SIG_IGN);
 	CHECK(storm_runs > 0, "no signal arrived in %ld ms", ms);
-	std::printf("signal: %lu updates, %ld lookups from the handler\n", u, (long)storm_runs);
+	std::printf("signal: %lu updates, %ld lookups from the handler, every %ld us\n", u,
+	            (long)storm_runs, storm_period_ns() / 1000);
 	return u;
 }
 

@@ -23,6 +23,7 @@
 #include "support.hpp"
 
 using std::uint64_t;
+using std::uintptr_t;
 
 // The model's value type: 32 bits, so the map keeps half a word.
 using model_map = latch::map<std::uint32_t>;
@@ -268,24 +269,26 @@ static void check_value_types()
 	          smalls->last()->value == (small{ 0xbeef, 7 }),
 	      "struct");
 
-	auto words = latch::map<uint64_t>::create();
-	CHECK(words && words->insert(~0ull, ~0ull) && words->prev(~0ull) == std::nullopt &&
-	          words->find(~0ull) == ~0ull,
+	// A whole word: 32 bits on a 32-bit target, where 64 would not fit.
+	auto words = latch::map<uintptr_t>::create();
+	CHECK(words && words->insert(~0ull, UINTPTR_MAX) && words->prev(~0ull) == std::nullopt &&
+	          words->find(~0ull) == UINTPTR_MAX,
 	      "a whole word");
 }
 
 // A timer signal interrupts the writer on its own thread; the handler's
 // lookups must be right whatever the writer was doing.  Keys 4i are always
 // present, with value 4i + 1 or 4i + 2; 4i + 1 come and go (value 4i + 3);
-// 4i + 2 never exist.
+// 4i + 2 never exist.  The values are words (uintptr_t), which every
+// target's map holds; they stay below 4 * storm_keys + 8.
 static constexpr unsigned storm_keys = 2000;
-static std::optional<latch::map<uint64_t>> storm_map;
+static std::optional<latch::map<uintptr_t>> storm_map;
 
 static void on_tick(int)
 {
 	static unsigned i;
-	uint64_t key = 4 * (uint64_t)(i++ % storm_keys);
-	std::optional<uint64_t> v = storm_map->find(key);
+	uintptr_t key = 4 * (uintptr_t)(i++ % storm_keys);
+	std::optional<uintptr_t> v = storm_map->find(key);
 
 	SIG_CHECK(v && (*v == key + 1 || *v == key + 2), "find of a stable key");
 	SIG_CHECK(!storm_map->find(key + 2), "find of a key never present");
@@ -300,19 +303,19 @@ static void check_signal(long ms)
 {
 	struct test_rng rng = { 99 };
 	std::vector<uint64_t> keys;
-	std::vector<uint64_t> values;
+	std::vector<uintptr_t> values;
 	bool present[storm_keys] = {};
 
-	storm_map = latch::map<uint64_t>::create();
+	storm_map = latch::map<uintptr_t>::create();
 	CHECK(storm_map, "create");
 	for (unsigned i = 0; i < storm_keys; i++) {
 		keys.push_back(4 * (uint64_t)i);
-		values.push_back(4 * (uint64_t)i + 1);
+		values.push_back(4 * (uintptr_t)i + 1);
 	}
 	CHECK(storm_map->load_sorted(keys, values), "load_sorted");
 	storm_run<on_tick>(ms, [&](unsigned long u) {
 		unsigned i = (unsigned)test_rng_below(&rng, storm_keys - 1);
-		uint64_t k = 4 * (uint64_t)i;
+		uintptr_t k = 4 * (uintptr_t)i;
 
 		if (u % 8 == 7) {
 			// Toggle two neighbours' churn keys and flip a value, at once.

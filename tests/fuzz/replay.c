@@ -5,7 +5,14 @@
  *
  * Usage: fuzz-tree-replay FILE-OR-DIRECTORY... (and fuzz-map-replay)
  */
+/*
+ * The 64-bit file interfaces on 32-bit targets too: there, without this,
+ * stat() and readdir() fail with EOVERFLOW on a filesystem whose inode
+ * numbers or directory offsets need 64 bits.
+ */
+#define _FILE_OFFSET_BITS 64
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,19 +42,25 @@ static long replay(const char *path)
 	long count = 0;
 	DIR *dir;
 
-	CHECK(stat(path, &st) == 0, "cannot stat %s", path);
+	CHECK(stat(path, &st) == 0, "cannot stat %s: %s", path, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return replay_file(path);
 	dir = opendir(path);
 	CHECK(dir, "cannot open directory %s", path);
-	while ((d = readdir(dir))) {
+	for (;;) {
 		char child[4096];
 
+		errno = 0;
+		d = readdir(dir);
+		if (!d)
+			break;
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(child, sizeof(child), "%s/%s", path, d->d_name);
 		count += replay(child);
 	}
+	/* NULL both at the end and on an error: errno tells them apart. */
+	CHECK(errno == 0, "cannot read directory %s: %s", path, strerror(errno));
 	closedir(dir);
 	return count;
 }

@@ -24,6 +24,7 @@ static void on_tick(int sig)
 	unsigned before = latch_seq_read_begin(&churn_map.seq);
 
 	(void)sig;
+	storm_tick();
 	SIG_CHECK(check_lookups(next++ % STABLE) == 0, "a lookup returned a wrong answer");
 	lookups++;
 	if (in_update) {
@@ -68,12 +69,14 @@ int main(void)
 			in_update = 1;
 			churn_step(&rng, updates++);
 			in_update = 0;
+			storm_progress();
 		}
 	}
 	timer_delete(timer);
 	alarm(0);
-	printf("test-map-signal: %lu updates, %ld lookups in the handler, %ld inside an update\n",
-	       updates, (long)lookups, (long)lookups_in_update);
+	printf("test-map-signal: %lu updates, %ld lookups in the handler, %ld inside an update; "
+	       "signals every %ld us\n",
+	       updates, (long)lookups, (long)lookups_in_update, storm_period_ns() / 1000);
 	CHECK(lookups_in_update > 0, "no signal landed inside an update; nothing was tested");
 	latch_map_destroy(&churn_map);
 	return 0;

@@ -50,6 +50,14 @@ struct sut_ops {
 	 * raw descent to check.
 	 */
 	bool idle_copy_lags;
+	/*
+	 * Optional: called by a writer that runs in a process forked after
+	 * init(), before its first update, for a structure that makes itself
+	 * that process's own on the first writer call there (the range map
+	 * after fork(); test-range-fork checks that step), so that the
+	 * harness's own fork does not make it part of the first update.
+	 */
+	void (*writer_start)(void *s);
 };
 
 /*

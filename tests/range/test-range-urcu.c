@@ -71,6 +71,7 @@ static uintptr_t random_addr(void)
 static void on_tick(int sig)
 {
 	(void)sig;
+	storm_tick();
 	resolve(random_addr());
 	handled[reader_id]++;
 }
@@ -92,6 +93,7 @@ static void *reader(void *arg)
 	while (!LATCH_LOAD_RELAXED(&stop)) {
 		resolve(random_addr());
 		lookups[reader_id]++;
+		storm_progress();
 	}
 	timer_delete(timer);
 	pthread_sigmask(SIG_BLOCK, &storm, NULL);

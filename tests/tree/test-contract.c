@@ -24,6 +24,9 @@ enum violation { INSERT_TWICE, ERASE_ABSENT, ERASE_TWICE, SHAPE_TREE_INSERT };
 /*
  * Give the copy the next update replays onto (the one readers are on) a
  * link the other copy lacks: a right child of the element's node there.
+ * The stray child is a whole element: that copy may be the one the
+ * debug checks search before the update (copy 0), and a search that
+ * reaches the stray node reads the key of the element around it.
  */
 static void break_replayed_copy(const struct latch_seq *seq, struct latch_tree_node *elem,
                                 struct latch_tree_node *stray)
@@ -54,9 +57,10 @@ static void commit_violation(int v)
 		break;
 	case SHAPE_TREE_INSERT: { /* key 4 goes right of the last element, key 3 */
 		static struct test_elem above = { .key = 4 };
-		static struct latch_tree_node stray;
+		/* Key 5: a search for key 4 that reaches it turns left, to nothing. */
+		static struct test_elem stray = { .key = 5 };
 
-		break_replayed_copy(&root.seq, &elems[7].node, &stray);
+		break_replayed_copy(&root.seq, &elems[7].node, &stray.node);
 		latch_tree_insert(&root, &above.node, &test_elem_ops);
 		break;
 	}
@@ -70,7 +74,7 @@ static void expect_abort(enum violation v, const char *call)
 	int status = test_run_child(commit_violation, (int)v, msg, sizeof(msg));
 
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-	      "violation %d did not abort (status %#x)", (int)v, status);
+	      "violation %d did not abort (status %#x); it said: \"%s\"", (int)v, status, msg);
 	CHECK(strstr(msg, call) && strstr(msg, "contract violation"),
 	      "message for violation %d does not name %s: \"%s\"", (int)v, call, msg);
 	printf("violation %d stopped with: %s", (int)v, msg);
