@@ -2,7 +2,7 @@
 /*
  * signal-tls-probe NAME: exit 0 when threads keep their thread-local
  * storage across signal handlers; otherwise print why NAME is skipped
- * and exit 77 (see ../signal-tls.h).  CTest runs it before programs that
+ * and exit 77 (see ../support/signal-tls.h).  CTest runs it before programs that
  * signal threads but are not tests themselves (the examples symbolize and
  * latch-demo), through unless-signals-lose-tls.sh.
  */

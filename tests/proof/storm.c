@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api/signal-storm.h"
+#include "signal-storm.h"
 #include "harness.h"
 #include "signal-tls.h"
 
