@@ -52,5 +52,4 @@ bool sut_latch_read_retry(const void *s, unsigned start);
 /* A raw descent of copy @idx, bounded by LATCH_RB_MAX_DEPTH; *steps counts links followed. */
 long sut_tree_descend(const void *s, unsigned idx, long key, unsigned *steps);
 
-
 #endif /* LATCH_PROOF_SUT_TREE_H */
