@@ -23,9 +23,7 @@ const struct bench_peer *const bench_peers[] = {
 const size_t bench_peer_count = sizeof(bench_peers) / sizeof(bench_peers[0]);
 
 const struct bench_peer *const bench_range_peers[] = {
-#ifdef LATCH_BENCH_HAVE_RANGE
 	&bench_range_peer_latch,
-#endif
 	&bench_range_peer_sorted_latch,
 	&bench_range_peer_rwlock,
 };
@@ -38,9 +36,7 @@ const char *const bench_missing[] = {
 #ifndef LATCH_BENCH_HAVE_CK
 	"ck-hs: not built: Concurrency Kit not found (apt-get install libck-dev)",
 #endif
-#ifndef LATCH_BENCH_HAVE_RANGE
-	"ranges: latch and _dl_find_object skipped: this liblatch has no <latch/range.h>",
-#elif !defined(LATCH_BENCH_HAVE_DLFO)
+#ifndef LATCH_BENCH_HAVE_DLFO
 	"_dl_find_object: not built: the C library has no _dl_find_object() (glibc < 2.35)",
 #endif
 #ifndef LATCH_BENCH_HAVE_MALLINFO2

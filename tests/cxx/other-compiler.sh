@@ -22,7 +22,7 @@ objs=""
 while read -r file; do
 	obj="$work/${file%.c}.o"
 	# shellcheck disable=SC2086 # flags are words
-	"$cc" -std=c11 -O2 -g $cflags -DLATCH_BUILDING -I"$src/include" -c "$src/src/$file" -o "$obj"
+	"$cc" -std=c11 -O2 -g $cflags -I"$src/include" -c "$src/src/$file" -o "$obj"
 	objs="$objs $obj"
 done <"$src/src/sources.txt"
 
