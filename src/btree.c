@@ -467,11 +467,15 @@ void latch_btree_replace_at_(const struct latch_btree_spot *s, uintptr_t value)
 		LATCH_STORE_RELEASE(&s->leaf->slot[i], value);
 }
 
+/* The writer's descent (below, beside the readers' count functions). */
+static void locate(const struct latch_map *t, unsigned from, unsigned to, uint64_t key,
+                   struct latch_btree_spot *spot);
+
 void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_btree_ent *x)
 {
 	struct latch_btree_spot s;
 
-	latch_btree_locate_(t, cp, x->key, &s);
+	locate(t, cp, cp, x->key, &s);
 	latch_btree_insert_at_(t, cp, &s, x);
 }
 
@@ -479,7 +483,7 @@ void latch_btree_erase_(struct latch_map *t, unsigned cp, uint64_t key)
 {
 	struct latch_btree_spot s;
 
-	latch_btree_locate_(t, cp, key, &s);
+	locate(t, cp, cp, key, &s);
 	latch_btree_erase_at_(t, cp, &s);
 }
 
@@ -487,7 +491,7 @@ void latch_btree_replace_(struct latch_map *t, unsigned cp, uint64_t key, uintpt
 {
 	struct latch_btree_spot s;
 
-	latch_btree_locate_(t, cp, key, &s);
+	locate(t, cp, cp, key, &s);
 	latch_btree_replace_at_(&s, value);
 }
 
@@ -1054,13 +1058,6 @@ static void locate(const struct latch_map *t, unsigned from, unsigned to, uint64
 	}
 #endif
 	locate_scalar(t, from, to, key, spot);
-}
-
-bool latch_btree_locate_(const struct latch_map *t, unsigned cp, uint64_t key,
-                         struct latch_btree_spot *s)
-{
-	locate(t, cp, cp, key, s);
-	return spot_holds(s, key);
 }
 
 bool latch_btree_locate_both_(const struct latch_map *t, uint64_t key,

@@ -252,10 +252,6 @@ struct latch_btree_spot {
 	unsigned depth, used, at;
 };
 
-/* Find @key's spot in copy @cp; returns whether @key is there.  O(log n).  Writer only. */
-bool latch_btree_locate_(const struct latch_map *t, unsigned cp, uint64_t key,
-                         struct latch_btree_spot *s);
-
 /*
  * Find @key's spot in each copy, spot[cp] for copy cp, walking both side
  * by side; returns whether @key is in the idle copy.  A copy's spot stays
@@ -273,7 +269,7 @@ bool latch_btree_locate_both_(const struct latch_map *t, uint64_t key,
 void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_btree_ent *x);
 void latch_btree_erase_(struct latch_map *t, unsigned cp, uint64_t key);
 void latch_btree_replace_(struct latch_map *t, unsigned cp, uint64_t key, uintptr_t value);
-/* The same at a spot latch_btree_locate_() found for the key in copy @cp. */
+/* The same at the spot latch_btree_locate_both_() found for the key in copy @cp. */
 void latch_btree_insert_at_(struct latch_map *t, unsigned cp, const struct latch_btree_spot *s,
                             const struct latch_btree_ent *x);
 void latch_btree_erase_at_(struct latch_map *t, unsigned cp, const struct latch_btree_spot *s);
