@@ -10,6 +10,9 @@
  * Every field that a reader may load while the writer changes it is
  * accessed through these helpers on both sides, so there is no data race
  * in C11 terms.  Each call site states why its ordering is sufficient.
+ *
+ * The reference for each call (cost, contexts, what to serialize, errors)
+ * is its man page: latch_atomic(3).
  */
 #ifndef LATCH_ATOMIC_H
 #define LATCH_ATOMIC_H

@@ -42,6 +42,9 @@
  * Writers allocate (with malloc-family calls), so writer calls must not
  * run in a signal handler; latch_map_reserve() lets a writer that cannot
  * allocate later allocate up front.  Every error leaves the map unchanged.
+ *
+ * The reference for each call (cost, contexts, what to serialize, errors)
+ * is its man page: latch_map(3), latch_map_find(3), latch_map_insert(3).
  */
 #ifndef LATCH_MAP_H
 #define LATCH_MAP_H

@@ -52,6 +52,9 @@
  * reader may still hold its value, so the object may be freed only after
  * a grace period, e.g. liburcu's synchronize_rcu() or call_rcu() with
  * readers inside rcu_read_lock() (see examples/range-reclaim-urcu.c).
+ *
+ * The reference for each call (cost, contexts, what to serialize, errors)
+ * is its man page: latch_range(3), latch_range_find(3), latch_range_insert(3).
  */
 #ifndef LATCH_RANGE_H
 #define LATCH_RANGE_H

@@ -39,6 +39,9 @@
  * Synchronization: all functions except latch_rb_root_node() and
  * latch_rb_child() are writer-side and must be serialized by the caller.
  * No function allocates.
+ *
+ * The reference for each call (cost, contexts, what to serialize, errors)
+ * is its man page: latch_rb(3) and the pages it lists.
  */
 #ifndef LATCH_RBTREE_H
 #define LATCH_RBTREE_H

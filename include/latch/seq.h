@@ -30,6 +30,9 @@
  * Synchronization: the write side must be serialized by the caller (one
  * writer at a time); the read side may run anywhere, any number at once,
  * including in signal handlers.
+ *
+ * The reference for each call (cost, contexts, what to serialize, errors)
+ * is its man page: latch_seq(3).
  */
 #ifndef LATCH_SEQ_H
 #define LATCH_SEQ_H

@@ -39,6 +39,9 @@
  * allowed; all equal elements are kept and a lookup returns one of them.
  * Readers call comp() (and less(), in latch_tree_next/prev), so both must
  * be safe wherever lookups run: no locks, no waiting, async-signal-safe.
+ *
+ * The reference for each call (cost, contexts, what to serialize, errors)
+ * is its man page: latch_tree(3) and the pages it lists.
  */
 #ifndef LATCH_TREE_H
 #define LATCH_TREE_H

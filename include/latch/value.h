@@ -27,6 +27,9 @@
  *	call                     context                 serialize with
  *	latch_value_load()       any, signal handlers    nothing
  *	latch_value_store()      writer                  other stores (caller)
+ *
+ * The reference for each call (cost, contexts, what to serialize, errors)
+ * is its man page: latch_value(3).
  */
 #ifndef LATCH_VALUE_H
 #define LATCH_VALUE_H
