@@ -951,7 +951,7 @@ static bool attempt_scalar(const struct latch_map *t, unsigned cp, uint64_t x,
 
 int latch_btree_simd_ = -1;
 
-#ifdef LATCH_BTREE_AVX2
+#ifdef LATCH_BTREE_X86_SIMD
 __attribute__((target("avx2"))) static bool attempt_avx2(const struct latch_map *t, unsigned cp,
                                                          uint64_t x, enum latch_btree_mode mode,
                                                          ent_t *out, bool *bad)
@@ -960,15 +960,26 @@ __attribute__((target("avx2"))) static bool attempt_avx2(const struct latch_map 
 	                    latch_btree_count_lt_avx2_);
 }
 
+__attribute__((target("avx512f"))) static bool attempt_avx512(const struct latch_map *t,
+                                                              unsigned cp, uint64_t x,
+                                                              enum latch_btree_mode mode,
+                                                              ent_t *out, bool *bad)
+{
+	return attempt_with(t, cp, x, mode, out, bad, latch_btree_count_le_avx512_,
+	                    latch_btree_count_lt_avx512_);
+}
+
 static int simd_supported(void)
 {
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2") ? 1 : 0;
+	if (__builtin_cpu_supports("avx512f"))
+		return LATCH_BTREE_COUNT_AVX512;
+	return __builtin_cpu_supports("avx2") ? LATCH_BTREE_COUNT_AVX2 : LATCH_BTREE_COUNT_SCALAR;
 }
 #else
 static int simd_supported(void)
 {
-	return 0;
+	return LATCH_BTREE_COUNT_SCALAR;
 }
 #endif
 
@@ -1032,12 +1043,21 @@ static void locate_scalar(const struct latch_map *t, unsigned from, unsigned to,
 	locate_with(t, from, to, key, spot, latch_btree_count_le_, latch_btree_count_lt_);
 }
 
-#ifdef LATCH_BTREE_AVX2
+#ifdef LATCH_BTREE_X86_SIMD
 __attribute__((target("avx2"))) static void locate_avx2(const struct latch_map *t, unsigned from,
                                                         unsigned to, uint64_t key,
                                                         struct latch_btree_spot *spot)
 {
 	locate_with(t, from, to, key, spot, latch_btree_count_le_avx2_, latch_btree_count_lt_avx2_);
+}
+
+__attribute__((target("avx512f"))) static void locate_avx512(const struct latch_map *t,
+                                                             unsigned from, unsigned to,
+                                                             uint64_t key,
+                                                             struct latch_btree_spot *spot)
+{
+	locate_with(t, from, to, key, spot, latch_btree_count_le_avx512_,
+	            latch_btree_count_lt_avx512_);
 }
 #endif
 
@@ -1050,9 +1070,13 @@ static bool spot_holds(const struct latch_btree_spot *s, uint64_t key)
 static void locate(const struct latch_map *t, unsigned from, unsigned to, uint64_t key,
                    struct latch_btree_spot *spot)
 {
-#ifdef LATCH_BTREE_AVX2
+#ifdef LATCH_BTREE_X86_SIMD
 	/* Relaxed: as in latch_btree_attempt_(). */
-	if (LATCH_LOAD_RELAXED(&latch_btree_simd_) > 0) {
+	switch (LATCH_LOAD_RELAXED(&latch_btree_simd_)) {
+	case LATCH_BTREE_COUNT_AVX512:
+		locate_avx512(t, from, to, key, spot);
+		return;
+	case LATCH_BTREE_COUNT_AVX2:
 		locate_avx2(t, from, to, key, spot);
 		return;
 	}
@@ -1070,10 +1094,14 @@ bool latch_btree_locate_both_(const struct latch_map *t, uint64_t key,
 bool latch_btree_attempt_(const struct latch_map *t, unsigned cp, uint64_t x,
                           enum latch_btree_mode mode, struct latch_btree_ent *out, bool *bad)
 {
-#ifdef LATCH_BTREE_AVX2
+#ifdef LATCH_BTREE_X86_SIMD
 	/* Relaxed: set once, before any map is shared, and never changed after. */
-	if (LATCH_LOAD_RELAXED(&latch_btree_simd_) > 0)
+	switch (LATCH_LOAD_RELAXED(&latch_btree_simd_)) {
+	case LATCH_BTREE_COUNT_AVX512:
+		return attempt_avx512(t, cp & 1u, x, mode, out, bad);
+	case LATCH_BTREE_COUNT_AVX2:
 		return attempt_avx2(t, cp & 1u, x, mode, out, bad);
+	}
 #endif
 	return attempt_scalar(t, cp & 1u, x, mode, out, bad);
 }

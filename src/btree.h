@@ -93,12 +93,13 @@ static inline unsigned latch_btree_count_lt_(const struct latch_btree_node *n, u
 }
 
 /*
- * The in-node counts with AVX2, chosen at run time on x86-64 CPUs that
- * have it (never under ThreadSanitizer, which would rightly report the
- * plain vector loads as races).  They load the 16 keys with four plain
- * 256-bit loads, which may race with the writer's atomic stores to a copy
- * it is changing: like the reads of a seqlock reader, whatever such a
- * load returns is discarded by the retry check, and the value only
+ * The in-node counts with SIMD, chosen at run time on x86-64 CPUs: with
+ * AVX-512 where the CPU has it, else with AVX2 (never under
+ * ThreadSanitizer, which would rightly report the plain vector loads as
+ * races).  They load the 16 keys with plain vector loads (two of 512
+ * bits, or four of 256), which may race with the writer's atomic stores
+ * to a copy it is changing: like the reads of a seqlock reader, whatever
+ * such a load returns is discarded by the retry check, and the value only
  * selects a position that is in 0..16 whatever the keys are.  The
  * relaxed-atomic counts above are the reference the tests compare with.
  */
@@ -109,13 +110,14 @@ static inline unsigned latch_btree_count_lt_(const struct latch_btree_node *n, u
 #endif
 #endif
 #ifndef LATCH_BTREE_NO_SIMD
-#define LATCH_BTREE_AVX2 1
+#define LATCH_BTREE_X86_SIMD 1
 #include <immintrin.h>
 
 /* Bit i set when key[i] > @x (@gt) or key[i] < @x (!@gt), keys compared as unsigned. */
 __attribute__((target("avx2"))) static inline unsigned
 latch_btree_mask_avx2_(const struct latch_btree_node *n, uint64_t x, bool gt)
 {
+	/* Biased by 2^63, the signed compare orders the keys as unsigned. */
 	const __m256i bias = _mm256_set1_epi64x((long long)(1ull << 63));
 	const __m256i xv = _mm256_xor_si256(_mm256_set1_epi64x((long long)x), bias);
 	unsigned mask = 0;
@@ -128,6 +130,22 @@ latch_btree_mask_avx2_(const struct latch_btree_node *n, uint64_t x, bool gt)
 		mask |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(c)) << i;
 	}
 	return mask;
+}
+
+/* As latch_btree_mask_avx2_(), with AVX-512's unsigned compares into mask registers. */
+__attribute__((target("avx512f"))) static inline unsigned
+latch_btree_mask_avx512_(const struct latch_btree_node *n, uint64_t x, bool gt)
+{
+	const __m512i xv = _mm512_set1_epi64((long long)x);
+	/* Plain loads: see above. */
+	const __m512i lo = _mm512_load_si512((const void *)&n->key[0]);
+	const __m512i hi = _mm512_load_si512((const void *)&n->key[8]);
+
+	if (gt)
+		return (unsigned)_mm512_cmpgt_epu64_mask(lo, xv) |
+		       (unsigned)_mm512_cmpgt_epu64_mask(hi, xv) << 8;
+	return (unsigned)_mm512_cmplt_epu64_mask(lo, xv) | (unsigned)_mm512_cmplt_epu64_mask(hi, xv)
+	                                                       << 8;
 }
 
 /* As latch_btree_count_le_(), with AVX2. */
@@ -144,13 +162,36 @@ latch_btree_count_lt_avx2_(const struct latch_btree_node *n, uint64_t x)
 {
 	return (unsigned)__builtin_popcount(latch_btree_mask_avx2_(n, x, false));
 }
+
+/* As latch_btree_count_le_(), with AVX-512. */
+__attribute__((target("avx512f"))) static inline unsigned
+latch_btree_count_le_avx512_(const struct latch_btree_node *n, uint64_t x)
+{
+	return LATCH_BTREE_FANOUT -
+	       (unsigned)__builtin_popcount(latch_btree_mask_avx512_(n, x, true));
+}
+
+/* As latch_btree_count_lt_(), with AVX-512. */
+__attribute__((target("avx512f"))) static inline unsigned
+latch_btree_count_lt_avx512_(const struct latch_btree_node *n, uint64_t x)
+{
+	return (unsigned)__builtin_popcount(latch_btree_mask_avx512_(n, x, false));
+}
 #endif
 #endif
 
+/* The in-node counts readers can use. */
+enum latch_btree_count {
+	LATCH_BTREE_COUNT_SCALAR = 0, /* relaxed atomic loads: the reference, on every target */
+	LATCH_BTREE_COUNT_AVX2 = 1,
+	LATCH_BTREE_COUNT_AVX512 = 2,
+};
+
 /*
- * Which in-node count readers use: 1 for the SIMD one, 0 for the scalar
- * reference, -1 until the first latch_btree_init_() decides from the CPU.
- * Tests set it to 0 before that to check the scalar path.
+ * Which in-node count readers use (an enum latch_btree_count), or -1
+ * until the first latch_btree_init_() picks the best the CPU has.  Tests
+ * set it before that to check a given count; a SIMD count the build lacks
+ * (no x86-64, ThreadSanitizer) falls back to the scalar one.
  */
 extern int latch_btree_simd_;
 

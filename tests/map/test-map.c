@@ -9,10 +9,15 @@
  * Overrides: LATCH_MAP_MAX (largest map, default 100000; 1000000 for the
  * full size), LATCH_MAP_FULL_CHECK (full checks up to this size after
  * every operation, default 3000; beyond it every 1009th operation),
- * LATCH_MAP_SCALAR=1 (readers use the scalar in-node count, the
- * reference, even where a SIMD one is available; test-map-scalar).
+ * LATCH_MAP_COUNT=scalar or avx2 (the in-node count readers use instead
+ * of the best the CPU has: the scalar reference, test-map-scalar; AVX2
+ * where the CPU also has AVX-512, test-map-avx2, skipped where the build
+ * or the CPU lacks it).
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "map-check.h"
 
@@ -413,13 +418,52 @@ static void test_enomem(void)
 	model_free(&src);
 }
 
+static const char *const count_names[] = {
+	[LATCH_BTREE_COUNT_SCALAR] = "scalar",
+	[LATCH_BTREE_COUNT_AVX2] = "AVX2",
+	[LATCH_BTREE_COUNT_AVX512] = "AVX-512",
+};
+
+/*
+ * Make readers use the in-node count @name names (NULL or "": the best
+ * the CPU has), before the first latch_map_init() picks one.  Returns 0, 77 when
+ * this build or CPU lacks it, or 2 for an unknown name.
+ */
+static int choose_count(const char *name)
+{
+	if (!name || !*name)
+		return 0;
+	if (strcmp(name, "scalar") == 0) {
+		latch_btree_simd_ = LATCH_BTREE_COUNT_SCALAR;
+		return 0;
+	}
+	if (strcmp(name, "avx2") == 0) {
+#ifdef LATCH_BTREE_X86_SIMD
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("avx2")) {
+			latch_btree_simd_ = LATCH_BTREE_COUNT_AVX2;
+			return 0;
+		}
+		printf("test-map: skipped: this CPU has no AVX2\n");
+#else
+		printf("test-map: skipped: this build has no SIMD in-node count "
+		       "(not x86-64, or ThreadSanitizer)\n");
+#endif
+		return 77;
+	}
+	fprintf(stderr, "test-map: LATCH_MAP_COUNT=%s: expected scalar or avx2\n", name);
+	return 2;
+}
+
 int main(void)
 {
 	long max = test_env_long("LATCH_MAP_MAX", 100000);
 
 	full_check_max = test_env_long("LATCH_MAP_FULL_CHECK", 3000);
-	if (test_env_long("LATCH_MAP_SCALAR", 0))
-		latch_btree_simd_ = 0; /* before the first latch_map_init() decides */
+	int status = choose_count(getenv("LATCH_MAP_COUNT"));
+
+	if (status != 0)
+		return status;
 	test_empty();
 	test_random(40, 20000);
 	test_random(700, 30000);
@@ -430,6 +474,6 @@ int main(void)
 	test_load_sorted();
 	test_commit();
 	test_enomem();
-	printf("test-map: passed, %s in-node count\n", latch_btree_simd_ > 0 ? "SIMD" : "scalar");
+	printf("test-map: passed, %s in-node count\n", count_names[latch_btree_simd_]);
 	return 0;
 }

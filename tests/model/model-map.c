@@ -59,7 +59,7 @@
  * bsearch() (used only by latch_map_load_sorted(), which GenMC's C library
  * lacks) a linear search.
  * LATCH_BTREE_NO_SIMD selects the scalar count, as in a ThreadSanitizer
- * build: the AVX2 count's plain vector loads are outside C11 (design.md
+ * build: the SIMD counts' plain vector loads are outside C11 (design.md
  * 7.7), and the relaxed-atomic count is its reference.
  */
 #include "model.h"

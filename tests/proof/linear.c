@@ -244,7 +244,7 @@ int main(int argc, char **argv)
 	if (run.expect_caught && test_env_long("LATCH_LINEAR_CONTENDED", 0) > 0)
 		contended_goal = (unsigned long)test_env_long("LATCH_LINEAR_CONTENDED", 0);
 	make_sequence();
-	/* The structures declare 64-byte alignment (B+-tree nodes, AVX2 loads). */
+	/* The structures declare 64-byte alignment (B+-tree nodes, SIMD loads). */
 	state = aligned_alloc(64, (run.sut->size(keys) + 63) / 64 * 64);
 	CHECK(state, "out of memory");
 	run.sut->init(state, keys);

@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 	nthreads = 1 + test_env_long("LATCH_STORM_READERS", 2);
 	CHECK(nthreads >= 1 && nthreads <= MAX_THREADS, "LATCH_STORM_READERS must be 0 .. %d",
 	      MAX_THREADS - 1);
-	/* The structures declare 64-byte alignment (B+-tree nodes, AVX2 loads). */
+	/* The structures declare 64-byte alignment (B+-tree nodes, SIMD loads). */
 	state = aligned_alloc(64, (run.sut->size(KEYS) + 63) / 64 * 64);
 	CHECK(state, "out of memory");
 	run.sut->init(state, KEYS);
