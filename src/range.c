@@ -159,8 +159,10 @@ static bool overlaps(const struct latch_map *t, unsigned cp, uintptr_t start, ui
 
 /*
  * Check change @c against copy @cp and make it there; *@undo becomes the
- * change that reverts it.  Returns 0 or the error (the copy unchanged),
- * with *@hit the range an insert collides with.
+ * change that reverts it (set field by field: a whole-struct copy would
+ * also read the padding after op, which GenMC's harness rejects as a
+ * mixed-size access).  Returns 0 or the error (the copy unchanged), with
+ * *@hit the range an insert collides with.
  */
 static int check_and_apply(struct latch_map *t, unsigned cp, const struct latch_range_change *c,
                            struct latch_range_change *undo, struct latch_btree_ent *hit)
@@ -176,13 +178,15 @@ static int check_and_apply(struct latch_map *t, unsigned cp, const struct latch_
 		if (overlaps(t, cp, c->range.start, c->range.end, hit))
 			return -EEXIST;
 		latch_btree_insert_(t, cp, &x);
-		*undo = (struct latch_range_change){ LATCH_RANGE_ERASE, c->range };
+		undo->op = LATCH_RANGE_ERASE;
+		undo->range = c->range;
 		return 0;
 	case LATCH_RANGE_ERASE:
 		if (!latch_btree_attempt_(t, cp, c->range.start, LATCH_BTREE_EXACT, hit, &bad))
 			return -ENOENT;
 		latch_btree_erase_(t, cp, c->range.start);
-		*undo = (struct latch_range_change){ LATCH_RANGE_INSERT, range_of(hit) };
+		undo->op = LATCH_RANGE_INSERT;
+		undo->range = range_of(hit);
 		return 0;
 	}
 	return -EINVAL;

@@ -11,8 +11,9 @@
 # be caught by every harness it applies to, except the pairs listed in
 # SURVIVES below, which must verify: they are orderings a structure does
 # not rely on, each with its reason.  Ends with one summary line; exits
-# non-zero when any expectation fails.  The map harness, and every mutant
-# copy, have the map's node capacity lowered (CAPACITY_REWRITE below).
+# non-zero when any expectation fails.  The B+-tree harnesses (range, map),
+# and every mutant copy, have the node capacity lowered (CAPACITY_REWRITE
+# below).
 #
 # Without GenMC (not on PATH and no GENMC=/path/to/genmc) it prints one
 # line saying so and exits 0.
@@ -39,7 +40,7 @@ if ! [ -x "$GENMC" ] && ! command -v "$GENMC" >/dev/null 2>&1; then
 	exit 0
 fi
 
-HARNESSES=${MODEL_ONLY:-"seq value tree batch map"}
+HARNESSES=${MODEL_ONLY:-"seq value tree batch range map"}
 
 # Every GenMC run: RC11 (GenMC's default model) with its data-race
 # detection (on by default).  --disable-spin-assume: GenMC would otherwise
@@ -55,9 +56,9 @@ CFLAGS=(-DNDEBUG)
 harness_cflags() {
 	case $1 in
 	value) echo -fno-builtin-memcpy ;;                    # see the memcpy() shim in model-value.c
-	# -g0: GenMC 0.11 inlines the memcpy() shim into the map's writer with
-	# debug locations its own module check rejects (no effect on the code).
-	map) echo -fno-builtin-memcpy -fno-builtin-memset -g0 ;; # see the shims in model-map.c
+	# -g0: GenMC 0.11 inlines the memcpy() shim into the B+-tree's writer
+	# with debug locations its own module check rejects (no effect on the code).
+	range | map) echo -fno-builtin-memcpy -fno-builtin-memset -g0 ;; # see the shims in model-btree.h
 	esac
 }
 
@@ -158,15 +159,15 @@ rewrite() {
 	rm "$tree/$file.orig"
 }
 
-# The map's node capacity, lowered for model-map.c (see its file comment):
-# src/btree.h has no switch for it, and a reader inside a node being
-# rewritten has 2^capacity ways to read its keys.  Only the map includes
-# src/btree.h, so the other harnesses are unaffected.
+# The B+-tree's node capacity, lowered for model-range.c and model-map.c
+# (see model-btree.h): src/btree.h has no switch for it, and a reader
+# inside a node being rewritten has 2^capacity ways to read its keys.  Only
+# those two include src/btree.h, so the other harnesses are unaffected.
 CAPACITY_FILE=src/btree.h
 CAPACITY_REWRITE='s/#define LATCH_BTREE_FANOUT    16u\n/#define LATCH_BTREE_FANOUT    4u\n/ * s/#define LATCH_BTREE_MIN       8u\n/#define LATCH_BTREE_MIN       2u\n/'
 
-# make_copy NAME: a copy of include/ and src/ with the map's node capacity
-# lowered.
+# make_copy NAME: a copy of include/ and src/ with the B+-tree's node
+# capacity lowered.
 make_copy() {
 	local dir=$OUT/$1
 	rm -rf "$dir"
@@ -222,12 +223,12 @@ error_kind() {
 }
 
 printf '%-8s %-16s %-10s %10s %8s  %s\n' harness mutant result executions seconds note
-declare -A HARNESS_OK
-# The real sources, and the copy with the map's node capacity lowered.
+declare -A HARNESS_OK=()
+# The real sources, and the copy with the B+-tree's node capacity lowered.
 make_copy capacity || FAILED=$((FAILED + 1))
 for h in $HARNESSES; do
 	log=$OUT/$h.log
-	if [ "$h" = map ]; then
+	if [ "$h" = map ] || [ "$h" = range ]; then
 		genmc_run "$h" "$OUT/capacity" "$log"
 	else
 		genmc_run "$h" "$ROOT" "$log"
