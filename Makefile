@@ -86,8 +86,9 @@ ci-matrix:
 # --- Proof of the guarantee: long harness runs, valgrind, fuzzing ---
 #
 #   make stress     the single-step, signal-storm and linearizability harnesses
-#                   at their long settings over the latch tree, the range map
-#                   and the latched value, and every mutant against them
+#                   at their long settings over the latch tree, the range map,
+#                   the latched value and latch_map, every mutant against them,
+#                   and test-map up to 10^6 keys
 #   make memcheck   the tests under valgrind memcheck (any error fails)
 #   make fuzz       each libFuzzer target for FUZZ_SECONDS (clang, ASan+UBSan)
 #
@@ -111,17 +112,18 @@ stress: all
 	LATCH_STORM_LOOKUPS=$(STRESS_SIGNALS) LATCH_STORM_MAX_MS=600000 nice -n 10 $(PROOF)/proof-storm
 	nice -n 10 $(PROOF)/proof-storm seqlock-tree --expect-caught
 	LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 $(PROOF)/proof-linear
-	for s in range-map latched-value; do \
+	for s in range-map latched-value latch-map; do \
 		LATCH_PROOF_STEPS=$(STRESS_STEPS) nice -n 10 $(PROOF)/proof-singlestep $$s || exit 1; \
 		LATCH_STORM_LOOKUPS=$(STRESS_SIGNALS) LATCH_STORM_MAX_MS=600000 \
 			nice -n 10 $(PROOF)/proof-storm $$s || exit 1; \
 		LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 $(PROOF)/proof-linear $$s || exit 1; \
 	done
-	for m in wrong-copy skip-retry flip-first readers-copy; do \
+	for m in wrong-copy skip-retry flip-first readers-copy map-wrong-copy map-skip-retry; do \
 		nice -n 10 $(PROOF)/proof-singlestep mutant-$$m --expect-caught || exit 1; \
 		LATCH_LINEAR_LOOKUPS=$(STRESS_LOOKUPS) nice -n 10 \
 			$(PROOF)/proof-linear mutant-$$m --expect-caught || exit 1; \
 	done
+	LATCH_MAP_MAX=1000000 nice -n 10 $(BUILD)/tests/map/test-map
 
 memcheck:
 	$(MAKE) all BUILD=$(MEMCHECK_BUILD) SANITIZE=
