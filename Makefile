@@ -99,8 +99,12 @@ STRESS_SIGNALS ?= 1000000
 STRESS_LOOKUPS ?= 10000000
 PROOF          := $(BUILD)/tests/proof
 MEMCHECK_BUILD ?= build-memcheck
+# --fair-sched=yes: valgrind runs one thread at a time, and with its default
+# lock a thread that spins (a writer pacing itself, a reader polling a stop
+# flag) can keep the CPU from the thread it waits for; latchbench's
+# readers-beside-a-writer workload never ended that way on some hosts.
 VALGRIND_OPTS  ?= --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-                  --suppressions=$(CURDIR)/tests/proof/valgrind.supp
+                  --fair-sched=yes --suppressions=$(CURDIR)/tests/proof/valgrind.supp
 FUZZ_BUILD     ?= build-fuzz
 FUZZ_SECONDS   ?= 60
 FUZZ_ARGS      ?= -max_len=64
