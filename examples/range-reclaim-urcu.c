@@ -30,6 +30,7 @@
 
 #include <urcu/urcu-memb.h>
 
+#include <latch/atomic.h>
 #include <latch/range.h>
 
 #define FUNCTIONS 64

@@ -1,22 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node core of the latched B+-trees: fixed-size nodes, references
- * that carry the kind of the node they point to, type-stable node pools
- * and the in-node searches readers use.
+ * The latched B+-tree core under latch_map and latch_range_map: its
+ * private type, fixed-size nodes, references that carry the kind of the
+ * node they point to, type-stable node pools, the descents, the writer's
+ * changes to one copy, and the one batch engine that turns changes into a
+ * latch update (latch_seq_update()).  Not installed.
  *
- * A node holds 16 keys and 16 slots.  A node with c < 16 used entries
- * fills entries c..15 with copies of entry c-1 (key and slot), so a
- * branchless count over all 16 keys finds the right entry without
- * knowing c, and every position stays inside the node.  Leaves hold
- * (key, value) entries; inner nodes hold (lower bound, child) entries,
- * where every key of child i is >= key[i] and < key[i+1].
+ * A node holds LATCH_BTREE_FANOUT (16) keys and as many slots.  A node
+ * with c < 16 used entries fills entries c..15 with copies of entry c-1
+ * (key and slot), so a branchless count over all 16 keys finds the right
+ * entry without knowing c, and every position stays inside the node.
+ * Leaves hold (key, value) entries; inner nodes hold (lower bound, child)
+ * entries, where every key of child i is >= key[i] and < key[i+1].  The
+ * leaves of a span tree (a range map's) also hold an end per entry, in an
+ * array after the node.
  *
  * References: a slot of an inner node, and a copy's root, hold a node's
  * address with bit 0 set for a leaf and clear for an inner node.  Nodes
  * come from two pools, one per kind, whose memory is only ever used for
- * that kind and is returned to the system only by latch_btree_pool_free():
+ * that kind and is returned to the system only by latch_btree_destroy():
  * since a node's kind never changes, every reference ever stored names
  * the kind of the memory it points to, however stale the reader's view.
+ *
+ * Files: btree-pool.c (pools), btree-descend.c (every descent, readers'
+ * and writer's, with the in-node count chosen once), btree-write.c (the
+ * changes to one copy and their rebalancing), btree-commit.c (the batch
+ * engine), btree-load.c (bulk load, recovery after fork()), btree-check.c
+ * (the invariant checker).
  */
 #ifndef LATCH_SRC_BTREE_H
 #define LATCH_SRC_BTREE_H
@@ -26,14 +36,17 @@
 #include <stdint.h>
 
 #include <latch/atomic.h>
-#include <latch/map.h> /* struct latch_btree_pool_ (latch/detail/map.h) */
+#include <latch/seq.h>
 
-#include "tsan.h"
-
-/* Entries per node. */
-#define LATCH_BTREE_FANOUT    16u
+/*
+ * Entries per node.  The model checks (tests/model) build the core with
+ * -DLATCH_BTREE_FANOUT=4u; the SIMD counts exist for 16 only.
+ */
+#ifndef LATCH_BTREE_FANOUT
+#define LATCH_BTREE_FANOUT 16u
+#endif
 /* Fewest entries of a node other than the root (half of a node). */
-#define LATCH_BTREE_MIN       8u
+#define LATCH_BTREE_MIN       (LATCH_BTREE_FANOUT / 2u)
 /* Longest descent a reader follows before it abandons its attempt. */
 #define LATCH_BTREE_MAX_DEPTH 32u
 /* Nodes per chunk a pool allocates at once. */
@@ -42,21 +55,72 @@
 /* Bit 0 of a reference: the node is a leaf. */
 #define LATCH_BTREE_LEAF ((uintptr_t)1)
 
+/* The two kinds of node, and the index of their pools. */
+enum { LATCH_BTREE_INNER_POOL = 0, LATCH_BTREE_LEAF_POOL = 1 };
+
 /* 256 bytes on 64-bit targets (four cache lines), 192 on 32-bit ones. */
 struct latch_btree_node {
 	uint64_t key[LATCH_BTREE_FANOUT];
 	uintptr_t slot[LATCH_BTREE_FANOUT]; /* leaf: value; inner: child reference */
 } __attribute__((aligned(64)));
 
-/* A type-stable pool of nodes of one kind (declared in latch/detail/map.h). */
-#define latch_btree_pool latch_btree_pool_
+/*
+ * A leaf of a span tree: the node, then the end of each entry, padded
+ * like the keys and slots.  384 bytes on 64-bit targets, 256 on 32-bit.
+ */
+struct latch_btree_span_leaf {
+	struct latch_btree_node node;
+	uintptr_t end[LATCH_BTREE_FANOUT];
+} __attribute__((aligned(64)));
+
+/* A type-stable pool of nodes of one kind. */
+struct latch_btree_pool {
+	void *free_list;  /* a node; the next free node is in its slot[0] */
+	void *chunks;     /* the newest chunk; each chunk links to the previous one */
+	size_t total;     /* nodes in all chunks */
+	size_t free;      /* nodes on the free list */
+	size_t node_size; /* bytes per node */
+};
 
 /*
- * The allocator of every chunk and scratch array, aligned_alloc() unless
- * a test replaces it to inject failures.  Memory it returns is released
- * with free().
+ * The core: one latch counter and two full trees (copy 0 and copy 1)
+ * sharing no node.  The public struct latch_map, and the storage inside
+ * struct latch_range_map, are opaque words of its size and alignment
+ * (checked in btree-pool.c); latch_btree_of_map() and
+ * latch_btree_of_range() below are the only casts.
  */
-extern void *(*latch_btree_alloc_)(size_t align, size_t size);
+struct latch_btree {
+	struct latch_seq seq;
+	/* Per copy: root reference (0: empty), entries, levels. */
+	struct {
+		uintptr_t root;
+		size_t size;
+		size_t height;
+	} copy[2];
+	struct latch_btree_pool pool[2]; /* [LATCH_BTREE_INNER_POOL], [LATCH_BTREE_LEAF_POOL] */
+	bool spans;                      /* leaves hold an end per entry (a range map's) */
+};
+
+struct latch_map;
+struct latch_range_map;
+
+/* The core inside a map, and inside a range map (range.c: its storage is the first member). */
+static inline struct latch_btree *latch_btree_of_map(const struct latch_map *m)
+{
+	return (struct latch_btree *)(uintptr_t)m;
+}
+
+static inline struct latch_btree *latch_btree_of_range(const struct latch_range_map *m)
+{
+	return (struct latch_btree *)(uintptr_t)m;
+}
+
+/* An entry as the writer moves it and readers copy it out. */
+struct latch_btree_ent {
+	uint64_t key;
+	uintptr_t slot; /* leaf: value; inner: child reference */
+	uintptr_t end;  /* leaves of a span tree only */
+};
 
 /* The node a reference points to (NULL for 0). */
 static inline struct latch_btree_node *latch_btree_node_(uintptr_t ref)
@@ -70,130 +134,32 @@ static inline uintptr_t latch_btree_ref_(const struct latch_btree_node *n, bool 
 	return (uintptr_t)n | (leaf ? LATCH_BTREE_LEAF : 0);
 }
 
-/* Number of keys of @n that are <= @x, in 0..16.  Readers: relaxed loads. */
-static inline unsigned latch_btree_count_le_(const struct latch_btree_node *n, uint64_t x)
+/* The ends of a span leaf. */
+static inline uintptr_t *latch_btree_ends_(const struct latch_btree_node *n)
 {
-	unsigned c = 0;
-
-	/* Relaxed: the latch's retry check discards what an attempt read. */
-	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++)
-		c += LATCH_LOAD_RELAXED(&n->key[i]) <= x;
-	return c;
+	return ((struct latch_btree_span_leaf *)(uintptr_t)n)->end;
 }
 
-/* Number of keys of @n that are < @x, in 0..16.  Readers: relaxed loads. */
-static inline unsigned latch_btree_count_lt_(const struct latch_btree_node *n, uint64_t x)
-{
-	unsigned c = 0;
+/* ---- set-up (btree-pool.c) ---- */
 
-	/* Relaxed: as in latch_btree_count_le_(). */
-	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++)
-		c += LATCH_LOAD_RELAXED(&n->key[i]) < x;
-	return c;
-}
+/* Make @t an empty tree; @spans: its leaves hold an end per entry.  O(1).  Before sharing. */
+void latch_btree_init(struct latch_btree *t, bool spans);
+
+/* Release every node of @t; no reader may be left. */
+void latch_btree_destroy(struct latch_btree *t);
+
+/* ---- pools (btree-pool.c) ---- */
 
 /*
- * The in-node counts with SIMD, chosen at run time on x86-64 CPUs: with
- * AVX-512 where the CPU has it, else with AVX2 (never under
- * ThreadSanitizer, which would rightly report the plain vector loads as
- * races).  They load the 16 keys with plain vector loads (two of 512
- * bits, or four of 256), which may race with the writer's atomic stores
- * to a copy it is changing: like the reads of a seqlock reader, whatever
- * such a load returns is discarded by the retry check, and the value only
- * selects a position that is in 0..16 whatever the keys are.  The
- * relaxed-atomic counts above are the reference the tests compare with.
+ * The allocator of every chunk and scratch array: aligned_alloc(), or in
+ * the library the tests link (built with LATCH_TEST_HOOKS) whatever
+ * latch_btree_alloc_hook_ points to, so that tests can make it fail.
+ * Memory it returns is released with free().
  */
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define LATCH_BTREE_NO_SIMD
+void *latch_btree_alloc(size_t align, size_t size);
+#ifdef LATCH_TEST_HOOKS
+extern void *(*latch_btree_alloc_hook_)(size_t align, size_t size);
 #endif
-#endif
-#ifndef LATCH_BTREE_NO_SIMD
-#define LATCH_BTREE_X86_SIMD 1
-#include <immintrin.h>
-
-/* Bit i set when key[i] > @x (@gt) or key[i] < @x (!@gt), keys compared as unsigned. */
-__attribute__((target("avx2"))) static inline unsigned
-latch_btree_mask_avx2_(const struct latch_btree_node *n, uint64_t x, bool gt)
-{
-	/* Biased by 2^63, the signed compare orders the keys as unsigned. */
-	const __m256i bias = _mm256_set1_epi64x((long long)(1ull << 63));
-	const __m256i xv = _mm256_xor_si256(_mm256_set1_epi64x((long long)x), bias);
-	unsigned mask = 0;
-
-	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i += 4) {
-		/* Plain load: see above. */
-		__m256i k = _mm256_xor_si256(_mm256_load_si256((const __m256i *)&n->key[i]), bias);
-		__m256i c = gt ? _mm256_cmpgt_epi64(k, xv) : _mm256_cmpgt_epi64(xv, k);
-
-		mask |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(c)) << i;
-	}
-	return mask;
-}
-
-/* As latch_btree_mask_avx2_(), with AVX-512's unsigned compares into mask registers. */
-__attribute__((target("avx512f"))) static inline unsigned
-latch_btree_mask_avx512_(const struct latch_btree_node *n, uint64_t x, bool gt)
-{
-	const __m512i xv = _mm512_set1_epi64((long long)x);
-	/* Plain loads: see above. */
-	const __m512i lo = _mm512_load_si512((const void *)&n->key[0]);
-	const __m512i hi = _mm512_load_si512((const void *)&n->key[8]);
-
-	if (gt)
-		return (unsigned)_mm512_cmpgt_epu64_mask(lo, xv) |
-		       (unsigned)_mm512_cmpgt_epu64_mask(hi, xv) << 8;
-	return (unsigned)_mm512_cmplt_epu64_mask(lo, xv) | (unsigned)_mm512_cmplt_epu64_mask(hi, xv)
-	                                                       << 8;
-}
-
-/* As latch_btree_count_le_(), with AVX2. */
-__attribute__((target("avx2"))) static inline unsigned
-latch_btree_count_le_avx2_(const struct latch_btree_node *n, uint64_t x)
-{
-	return LATCH_BTREE_FANOUT -
-	       (unsigned)__builtin_popcount(latch_btree_mask_avx2_(n, x, true));
-}
-
-/* As latch_btree_count_lt_(), with AVX2. */
-__attribute__((target("avx2"))) static inline unsigned
-latch_btree_count_lt_avx2_(const struct latch_btree_node *n, uint64_t x)
-{
-	return (unsigned)__builtin_popcount(latch_btree_mask_avx2_(n, x, false));
-}
-
-/* As latch_btree_count_le_(), with AVX-512. */
-__attribute__((target("avx512f"))) static inline unsigned
-latch_btree_count_le_avx512_(const struct latch_btree_node *n, uint64_t x)
-{
-	return LATCH_BTREE_FANOUT -
-	       (unsigned)__builtin_popcount(latch_btree_mask_avx512_(n, x, true));
-}
-
-/* As latch_btree_count_lt_(), with AVX-512. */
-__attribute__((target("avx512f"))) static inline unsigned
-latch_btree_count_lt_avx512_(const struct latch_btree_node *n, uint64_t x)
-{
-	return (unsigned)__builtin_popcount(latch_btree_mask_avx512_(n, x, false));
-}
-#endif
-#endif
-
-/* The in-node counts readers can use. */
-enum latch_btree_count {
-	LATCH_BTREE_COUNT_SCALAR = 0, /* relaxed atomic loads: the reference, on every target */
-	LATCH_BTREE_COUNT_AVX2 = 1,
-	LATCH_BTREE_COUNT_AVX512 = 2,
-};
-
-/*
- * Which in-node count readers use (an enum latch_btree_count), or -1
- * until the first latch_btree_init_() picks the best the CPU has.  Tests
- * set it before that to check a given count; a SIMD count the build lacks
- * (no x86-64, ThreadSanitizer) falls back to the scalar one.
- */
-extern int latch_btree_simd_;
 
 /*
  * Make sure @p has at least @want free nodes, allocating chunks as needed.
@@ -212,33 +178,27 @@ struct latch_btree_node *latch_btree_pool_take(struct latch_btree_pool *p);
  */
 void latch_btree_pool_give(struct latch_btree_pool *p, struct latch_btree_node *n);
 
-/* Release every chunk of @p; no reader may be left.  Writer only. */
-void latch_btree_pool_free(struct latch_btree_pool *p);
-
-/* ---- the tree core shared by latch_map and latch_range_map ---- */
-
 /*
- * A leaf of a tree whose entries are spans (a range map's): the node,
- * then the end of each entry, padded like the keys and slots.  384 bytes
- * on 64-bit targets, 256 on 32-bit ones.
+ * Rebuild @p's free list from its chunks: every node for which
+ * @used(@ctx, node) is false.  Writer only (recovery after fork()).
  */
-struct latch_btree_span_leaf {
-	struct latch_btree_node node;
-	uintptr_t end[LATCH_BTREE_FANOUT];
-} __attribute__((aligned(64)));
+void latch_btree_pool_refill(struct latch_btree_pool *p,
+                             bool (*used)(const void *ctx, const struct latch_btree_node *n),
+                             const void *ctx);
 
-/* The ends of a span leaf. */
-static inline uintptr_t *latch_btree_ends_(const struct latch_btree_node *n)
+/* Nodes of @kind each copy of @t uses now, on average (the pools serve both). */
+size_t latch_btree_in_use(const struct latch_btree *t, unsigned kind);
+
+/* @a - @b, or 0 when @b is larger: a need beyond what is there. */
+static inline size_t latch_btree_sub0(size_t a, size_t b)
 {
-	return ((struct latch_btree_span_leaf *)(uintptr_t)n)->end;
+	return a > b ? a - b : 0;
 }
 
-/* An entry as the writer moves it and readers copy it out. */
-struct latch_btree_ent {
-	uint64_t key;
-	uintptr_t slot; /* leaf: value; inner: child reference */
-	uintptr_t end;  /* leaves of a span tree only */
-};
+/* Make the pools of @t hold @leaves and @inner more free nodes for each copy.  0 or -ENOMEM. */
+int latch_btree_reserve_more(struct latch_btree *t, size_t leaves, size_t inner);
+
+/* ---- descents (btree-descend.c) ---- */
 
 /* What a reader's descent looks for. */
 enum latch_btree_mode {
@@ -247,34 +207,67 @@ enum latch_btree_mode {
 	LATCH_BTREE_CEIL,  /* the entry with the least key >= x */
 };
 
-/*
- * Make @t an empty tree; @spans: its leaves hold an end per entry.
- * Cost O(1).  Before sharing.
- */
-void latch_btree_init_(struct latch_map *t, bool spans);
+/* Number of keys of @n that are <= @x, in 0..16: the reference count.  Relaxed loads. */
+static inline unsigned latch_btree_count_le_(const struct latch_btree_node *n, uint64_t x)
+{
+	unsigned c = 0;
 
-/* Release every node of @t; no reader may be left. */
-void latch_btree_destroy_(struct latch_map *t);
+	/* Relaxed: the latch's retry check discards what an attempt read. */
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++)
+		c += LATCH_LOAD_RELAXED(&n->key[i]) <= x;
+	return c;
+}
+
+/* Number of keys of @n that are < @x, in 0..16.  Relaxed loads. */
+static inline unsigned latch_btree_count_lt_(const struct latch_btree_node *n, uint64_t x)
+{
+	unsigned c = 0;
+
+	/* Relaxed: as in latch_btree_count_le_(). */
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i++)
+		c += LATCH_LOAD_RELAXED(&n->key[i]) < x;
+	return c;
+}
+
+/* The in-node counts readers can use. */
+enum latch_btree_count {
+	LATCH_BTREE_COUNT_SCALAR = 0, /* relaxed atomic loads: the reference, on every target */
+	LATCH_BTREE_COUNT_AVX2 = 1,
+	LATCH_BTREE_COUNT_AVX512 = 2,
+};
+
+/* The count every descent uses, chosen once when the library is loaded. */
+enum latch_btree_count latch_btree_count_in_use(void);
+#ifdef LATCH_TEST_HOOKS
+/*
+ * Make every descent use @count from now on; returns -ENOTSUP (and
+ * changes nothing) when the build or the CPU lacks it.  Only before any
+ * map is shared.
+ */
+int latch_btree_use_count_(enum latch_btree_count count);
+#endif
+
+/*
+ * The entry @mode selects for @x in the copy the counter names, retried
+ * until no flip happened meanwhile, copied to *@out.  Never waits.  Any
+ * context.  One per kind of leaf, so that a map's lookup reads no end.
+ */
+bool latch_btree_lookup(const struct latch_btree *t, uint64_t x, enum latch_btree_mode mode,
+                        struct latch_btree_ent *out);
+bool latch_btree_span_lookup(const struct latch_btree *t, uint64_t x, enum latch_btree_mode mode,
+                             struct latch_btree_ent *out);
+
+/* Entries of @t, read consistently with one copy.  Any context. */
+size_t latch_btree_size(const struct latch_btree *t);
 
 /*
  * One reader attempt on copy @cp: the entry @mode selects for @x, copied
  * to *@out.  Memory-safe on any copy, however stale; *@bad says the
  * attempt was abandoned (a NULL child or too deep).  Without the latch:
- * lookups wrap it in the read loop, the writer runs it on the idle copy,
- * and the proof harnesses replay it at chosen points.
+ * the proof harnesses and tests run it on chosen copies at chosen points.
  */
-bool latch_btree_attempt_(const struct latch_map *t, unsigned cp, uint64_t x,
-                          enum latch_btree_mode mode, struct latch_btree_ent *out, bool *bad);
-
-/*
- * The entry @mode selects for @x in the copy the counter names, retried
- * until no flip happened meanwhile.  Never waits.  Any context.
- */
-bool latch_btree_lookup_(const struct latch_map *t, uint64_t x, enum latch_btree_mode mode,
-                         struct latch_btree_ent *out);
-
-/* Entries of @t, read consistently with one copy.  Any context. */
-size_t latch_btree_size_(const struct latch_map *t);
+bool latch_btree_attempt(const struct latch_btree *t, unsigned cp, uint64_t x,
+                         enum latch_btree_mode mode, struct latch_btree_ent *out, bool *bad);
 
 /* One level of the writer's descent: the node and the entry taken. */
 struct latch_btree_step {
@@ -294,71 +287,98 @@ struct latch_btree_spot {
 };
 
 /*
- * Find @key's spot in each copy, spot[cp] for copy cp, walking both side
- * by side; returns whether @key is in the idle copy.  A copy's spot stays
- * valid until that copy changes, so the replay onto the second copy can
- * use the spot found before the first one changed.  O(log n).  Writer only.
+ * Find @key's spot in copies @from..@to (spot[i] for copy from + i),
+ * walking them side by side so that their cache misses overlap.  A
+ * copy's spot stays valid until that copy changes.  O(log n).  Writer.
  */
-bool latch_btree_locate_both_(const struct latch_map *t, uint64_t key,
-                              struct latch_btree_spot spot[2]);
+void latch_btree_locate(const struct latch_btree *t, unsigned from, unsigned to, uint64_t key,
+                        struct latch_btree_spot *spot);
+
+/* ---- changes to one copy (btree-write.c) ---- */
 
 /*
- * Changes to one copy, which readers must be kept off.  Insert: @x->key
- * absent; erase and replace: @key present.  The nodes an insert can take
- * must be reserved (latch_btree_reserve_inserts_()).  Writer only.
+ * Changes to copy @cp at the spot latch_btree_locate() found there, which
+ * readers must be kept off.  Insert: @x->key absent, and the nodes an
+ * insert can take reserved (latch_btree_reserve_for()); erase and
+ * replace: the key present.  Writer only.
  */
-void latch_btree_insert_(struct latch_map *t, unsigned cp, const struct latch_btree_ent *x);
-void latch_btree_erase_(struct latch_map *t, unsigned cp, uint64_t key);
-void latch_btree_replace_(struct latch_map *t, unsigned cp, uint64_t key, uintptr_t value);
-/* The same at the spot latch_btree_locate_both_() found for the key in copy @cp. */
-void latch_btree_insert_at_(struct latch_map *t, unsigned cp, const struct latch_btree_spot *s,
-                            const struct latch_btree_ent *x);
-void latch_btree_erase_at_(struct latch_map *t, unsigned cp, const struct latch_btree_spot *s);
-void latch_btree_replace_at_(const struct latch_btree_spot *s, uintptr_t value);
+void latch_btree_insert_at(struct latch_btree *t, unsigned cp, const struct latch_btree_spot *s,
+                           const struct latch_btree_ent *x);
+void latch_btree_erase_at(struct latch_btree *t, unsigned cp, const struct latch_btree_spot *s);
+void latch_btree_replace_at(const struct latch_btree_spot *s, uintptr_t value);
 
 /*
- * Make one update, described by @apply, so that readers see it whole or
- * not at all: @apply changes the idle copy, one flip sends readers to it,
- * @apply replays the change on the copy they left.  Writer only.
+ * The writer's view of one copy, for the bulk load, the recovery and the
+ * checker: only the serialized writer stores nodes, so it reads them with
+ * plain loads; every store a reader may load is atomic.
  */
-void latch_btree_write_(struct latch_map *t,
-                        void (*apply)(struct latch_map *t, unsigned cp, const void *ctx),
-                        const void *ctx);
+/* Used entries of @n: those before the padding that repeats the last one. */
+unsigned latch_btree_node_used(const struct latch_btree_node *n);
+/* Read the used entries of @n of @kind into @e; returns how many. */
+unsigned latch_btree_node_read(const struct latch_btree *t, unsigned kind,
+                               const struct latch_btree_node *n, struct latch_btree_ent *e);
+/* Store e[0..c-1] into @n of @kind, padding with copies of e[c-1]. */
+void latch_btree_node_write(const struct latch_btree *t, unsigned kind, struct latch_btree_node *n,
+                            const struct latch_btree_ent *e, unsigned c);
+/* Store copy @cp's root reference (release: it publishes the node) and its size. */
+void latch_btree_set_root(struct latch_btree *t, unsigned cp, uintptr_t ref);
+void latch_btree_set_size(struct latch_btree *t, unsigned cp, size_t size);
+/* Return every node of the subtree @ref to its pool. */
+void latch_btree_free_subtree(struct latch_btree *t, uintptr_t ref);
+
+/* ---- the batch engine (btree-commit.c) ---- */
+
+/* What a change of a batch does to the core. */
+enum latch_btree_op {
+	LATCH_BTREE_INSERT,  /* add the entry; its key must be absent (a span: overlap nothing) */
+	LATCH_BTREE_ERASE,   /* remove the entry with the key; it must be present */
+	LATCH_BTREE_REPLACE, /* give the entry with the key the slot; it must be present */
+	LATCH_BTREE_BAD_OP,  /* an op the face did not know: -EINVAL in its place */
+};
+
+/* One change, as the map and the range map translate theirs. */
+struct latch_btree_change {
+	enum latch_btree_op op;
+	struct latch_btree_ent ent; /* erase: the key only */
+};
 
 /*
- * The flip of an update of @t: latch_seq_write_flip() on its counter,
- * returning the copy to replay the update on.  Writer only.
- *
- * ThreadSanitizer, when the process runs it, cannot see the flip's
- * release store inside a library built without it, so the values the
- * update publishes (pointers to objects the caller initialised before
- * the call) would seem to race with the readers that use them.  The flip
- * therefore first releases @t to it, and latch_btree_lookup_() acquires
- * @t after every attempt that passed its retry check (src/tsan.h; no
- * cost beyond a compare without ThreadSanitizer).  That pairing is
- * enough: such an attempt read the copy the last flip it saw published,
- * every entry of which was stored before that flip and so before its
- * release, which ThreadSanitizer keeps, joined with the later ones, for
- * every later acquire.  Readers of a range map or map never reach the
- * caller's memory inside the library, so nothing needs an acquire before
- * the retry check.
+ * Changes a batch keeps on the stack; a larger one allocates its undo log
+ * (O(n) words) once.  The map's and the range map's man pages quote it.
  */
-static inline unsigned latch_btree_flip_(struct latch_map *t)
-{
-	latch_tsan_release_(t);
-	return latch_seq_write_flip(&t->seq);
-}
+#define LATCH_BTREE_LOCAL_BATCH 16u
 
 /*
- * Reserve, in both copies, what @changes changes can need, @inserts of
- * them insertions (the others erasures, which free nodes, or changes
- * that allocate nothing): then no change of the update can fail.
- * Returns 0 or -ENOMEM.  Writer only.
+ * Apply @n changes, @get(@src, i, c) filling change i, as one latch
+ * update: each is checked against the idle copy as the ones before it
+ * left it and made there; a bad one undoes those made (readers never saw
+ * them) and returns its error; otherwise one flip publishes the copy and
+ * the changes are replayed on the other.  A single change finds its spot
+ * in both copies with one paired descent.  Returns 0, or -EINVAL (an
+ * unknown op; a span that does not end after its start), -EEXIST (an
+ * insert of a present key; for spans, one that overlaps a span), -ENOENT
+ * (an erase or replace of an absent key), with *@failed the bad change's
+ * index and, for -EEXIST, *@hit (unless NULL) the entry it collides with
+ * (for spans the one with the lowest start); or -ENOMEM with *@failed =
+ * @n.  On error the contents are unchanged.  Nothing allocates but the
+ * nodes inserts can need (and, in a batch of more than one change, an
+ * erase's undo) and the undo log of a batch over LATCH_BTREE_LOCAL_BATCH
+ * changes.  Cost O(n log N) per copy.  Writer only, serialized.
  */
-int latch_btree_reserve_inserts_(struct latch_map *t, size_t changes, size_t inserts);
+int latch_btree_commit(struct latch_btree *t, size_t n,
+                       void (*get)(const void *src, size_t i, struct latch_btree_change *c),
+                       const void *src, size_t *failed, struct latch_btree_ent *hit);
+
+/*
+ * Reserve, in both copies, what @changes changes of which @inserts add
+ * entries can need.  Returns 0 or -ENOMEM.  Writer only.
+ */
+int latch_btree_reserve_for(struct latch_btree *t, size_t changes, size_t inserts);
 
 /* Reserve what a tree of @n entries can need.  0 or -ENOMEM.  Writer only. */
-int latch_btree_reserve_(struct latch_map *t, size_t n);
+int latch_btree_reserve(struct latch_btree *t, size_t n);
+
+/* ---- bulk load and recovery (btree-load.c) ---- */
 
 /*
  * Replace the whole contents by @n entries, in increasing key order:
@@ -366,9 +386,9 @@ int latch_btree_reserve_(struct latch_map *t, size_t n);
  * readers see the old contents or the new ones.  Returns 0 or -ENOMEM
  * (the tree is then unchanged).  Writer only.
  */
-int latch_btree_load_(struct latch_map *t, size_t n,
-                      void (*get)(const void *src, size_t i, struct latch_btree_ent *e),
-                      const void *src);
+int latch_btree_load(struct latch_btree *t, size_t n,
+                     void (*get)(const void *src, size_t i, struct latch_btree_ent *e),
+                     const void *src);
 
 /*
  * After fork(), in the child, when the writer of the parent may have
@@ -377,6 +397,29 @@ int latch_btree_load_(struct latch_map *t, size_t n,
  * pools' free lists from the chunks.  Readers may run meanwhile.
  * Returns 0 or -ENOMEM (then nothing changed).  Cost O(n log n), once.
  */
-int latch_btree_recover_(struct latch_map *t);
+int latch_btree_recover(struct latch_btree *t);
+
+/* ---- the invariant checker (btree-check.c) ---- */
+
+/* What latch_btree_check() found in a copy. */
+struct latch_btree_census {
+	size_t entries, leaves, inner;
+	unsigned long long shape; /* a hash of the node sizes in visiting order */
+	/* Called with each entry in key order (unless NULL). */
+	void (*entry)(void *ctx, const struct latch_btree_ent *e);
+	void *ctx;
+};
+
+/*
+ * Check every invariant of copy @cp: keys strictly increasing, each
+ * bound the least key of its subtree (the separator invariant, on which
+ * floor lookups and the overlap check rely), node fill, padding, uniform
+ * depth, the recorded size and height, and for spans, ends after starts
+ * and no overlap; fill in *@census.  Returns 0, or -EPROTO with *@why
+ * (unless NULL) naming the first broken invariant.  Cost O(n).  The
+ * writer, or anyone while the writer is stopped.
+ */
+int latch_btree_check(const struct latch_btree *t, unsigned cp, struct latch_btree_census *census,
+                      const char **why);
 
 #endif /* LATCH_SRC_BTREE_H */

@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The range map: the B+-tree core (btree.c) keyed by start, with span
+ * The range map: the B+-tree core (btree.h) keyed by start, with span
  * leaves that also hold each range's end, and a writers' mutex that
  * survives fork().
  *
- * A batch is checked by applying it: each change is made to the idle copy
- * (which no reader is sent to) after it is checked against that copy as
- * the changes before it left it.  When a change is bad, the ones made are
- * undone in reverse order on the same copy, and readers never saw any of
- * it; otherwise one flip publishes the copy and the batch is replayed on
- * the other copy without checks.  So a batch costs one check descent per
- * change, not a separate validation pass, and changes of one batch may
- * interact in any way (erase a range, insert an overlapping one).
+ * Batches go to the core's one engine (btree-commit.c), which checks each
+ * change against the idle copy as the ones before it left it, undoes
+ * what it made when one is bad, and otherwise flips once and replays.
  *
  * fork(): the child has only the thread that forked, so a mutex another
  * thread held at the fork would stay locked in it for ever, and that
@@ -30,9 +25,6 @@
 #include <latch/range.h>
 
 #include "btree.h"
-
-/* Batches up to this size keep their undo log on the stack; larger ones allocate. */
-#define LOCAL_UNDO 16
 
 /*
  * Forks between the process that loaded the library and this one: 0 in
@@ -76,7 +68,7 @@ __attribute__((constructor)) static void register_fork_handlers(void)
 
 int latch_range_map_init(struct latch_range_map *m)
 {
-	latch_btree_init_(&m->tree, true);
+	latch_btree_init(latch_btree_of_range(m), true);
 	if (pthread_mutex_init(&m->lock, NULL) != 0)
 		return -ENOMEM;
 	/* Relaxed: the map is not shared yet. */
@@ -86,7 +78,7 @@ int latch_range_map_init(struct latch_range_map *m)
 
 void latch_range_map_destroy(struct latch_range_map *m)
 {
-	latch_btree_destroy_(&m->tree);
+	latch_btree_destroy(latch_btree_of_range(m));
 	pthread_mutex_destroy(&m->lock);
 }
 
@@ -112,7 +104,7 @@ static int adopt(struct latch_range_map *m, unsigned long generation)
 		 * pass before the store below.
 		 */
 		pthread_mutex_init(&m->lock, NULL);
-		err = latch_btree_recover_(&m->tree);
+		err = latch_btree_recover(latch_btree_of_range(m));
 		/* Release: pairs with the acquire load in lock_writers(). */
 		if (!err)
 			LATCH_STORE_RELEASE(&m->generation, generation);
@@ -141,122 +133,31 @@ static struct latch_range range_of(const struct latch_btree_ent *e)
 	return (struct latch_range){ (uintptr_t)e->key, e->end, (void *)e->slot };
 }
 
-/*
- * Does [@start, @end) overlap a range of copy @cp?  Sets *@hit to the one
- * with the lowest start.  The copy must be stable: the writer's idle copy.
- */
-static bool overlaps(const struct latch_map *t, unsigned cp, uintptr_t start, uintptr_t end,
-                     struct latch_btree_ent *hit)
+/* Change @i of the batch @src (an array of struct latch_range_change) as the core's. */
+static void change_of(const void *src, size_t i, struct latch_btree_change *c)
 {
-	bool bad;
+	const struct latch_range_change *rc = &((const struct latch_range_change *)src)[i];
 
-	/* The range starting at or below start, if it reaches past start... */
-	if (latch_btree_attempt_(t, cp, start, LATCH_BTREE_FLOOR, hit, &bad) && hit->end > start)
-		return true;
-	/* ...else the first one starting above it, if it starts before end. */
-	return latch_btree_attempt_(t, cp, start, LATCH_BTREE_CEIL, hit, &bad) && hit->key < end;
-}
-
-/*
- * Check change @c against copy @cp and make it there; *@undo becomes the
- * change that reverts it (set field by field: a whole-struct copy would
- * also read the padding after op, which GenMC's harness rejects as a
- * mixed-size access).  Returns 0 or the error (the copy unchanged), with
- * *@hit the range an insert collides with.
- */
-static int check_and_apply(struct latch_map *t, unsigned cp, const struct latch_range_change *c,
-                           struct latch_range_change *undo, struct latch_btree_ent *hit)
-{
-	const struct latch_btree_ent x = { c->range.start, (uintptr_t)c->range.value,
-		                           c->range.end };
-	bool bad;
-
-	switch (c->op) {
+	switch (rc->op) {
 	case LATCH_RANGE_INSERT:
-		if (c->range.start >= c->range.end)
-			return -EINVAL;
-		if (overlaps(t, cp, c->range.start, c->range.end, hit))
-			return -EEXIST;
-		latch_btree_insert_(t, cp, &x);
-		undo->op = LATCH_RANGE_ERASE;
-		undo->range = c->range;
-		return 0;
+		c->op = LATCH_BTREE_INSERT;
+		break;
 	case LATCH_RANGE_ERASE:
-		if (!latch_btree_attempt_(t, cp, c->range.start, LATCH_BTREE_EXACT, hit, &bad))
-			return -ENOENT;
-		latch_btree_erase_(t, cp, c->range.start);
-		undo->op = LATCH_RANGE_INSERT;
-		undo->range = range_of(hit);
-		return 0;
+		c->op = LATCH_BTREE_ERASE;
+		break;
+	default:
+		c->op = LATCH_BTREE_BAD_OP;
+		break;
 	}
-	return -EINVAL;
+	c->ent =
+	    (struct latch_btree_ent){ rc->range.start, (uintptr_t)rc->range.value, rc->range.end };
 }
 
-/* Make the checked change @c to copy @cp. */
-static void apply(struct latch_map *t, unsigned cp, const struct latch_range_change *c)
-{
-	const struct latch_btree_ent x = { c->range.start, (uintptr_t)c->range.value,
-		                           c->range.end };
-
-	if (c->op == LATCH_RANGE_INSERT)
-		latch_btree_insert_(t, cp, &x);
-	else
-		latch_btree_erase_(t, cp, c->range.start);
-}
-
-/*
- * The one-flip update of a batch, under the writers' mutex: check and
- * make every change on the idle copy (undoing them there at the first bad
- * one), flip, replay on the other copy.  Nodes are reserved for every
- * change, forwards or undone, to be an insertion.
- */
-static int commit_locked(struct latch_map *t, const struct latch_range_change *changes, size_t n,
-                         size_t *failed, struct latch_range *collision)
-{
-	struct latch_range_change local[LOCAL_UNDO], *undo = local;
-	struct latch_btree_ent hit;
-	size_t inserts = 0, i;
-	unsigned cp;
-	int err = 0;
-
-	for (i = 0; i < n; i++)
-		inserts += changes[i].op == LATCH_RANGE_INSERT;
-	if (n > LOCAL_UNDO)
-		undo = latch_btree_alloc_(_Alignof(struct latch_range_change), n * sizeof(*undo));
-	if (!undo || latch_btree_reserve_inserts_(t, n, inserts)) {
-		*failed = n;
-		err = -ENOMEM;
-		goto out;
-	}
-	/* The idle copy: the counter sends readers to the other one (see btree.c, the one-flip update). */
-	cp = latch_seq_write_begin(&t->seq);
-	for (i = 0; i < n && !err; i++)
-		err = check_and_apply(t, cp, &changes[i], &undo[i], &hit);
-	if (err) {
-		*failed = --i;
-		if (err == -EEXIST && collision)
-			*collision = range_of(&hit);
-		while (i-- > 0)
-			apply(t, cp, &undo[i]);
-		goto out;
-	}
-	/*
-	 * The flip: its release store publishes the idle copy whole; its
-	 * release fence orders it before every store of the replay below,
-	 * which readers still on that copy detect in their retry check.
-	 */
-	cp = latch_btree_flip_(t);
-	for (i = 0; i < n; i++)
-		apply(t, cp, &changes[i]);
-out:
-	if (undo != local)
-		free(undo);
-	return err;
-}
-
+/* Apply a batch under the writers' mutex: the core's one engine does the rest. */
 static int commit(struct latch_range_map *m, const struct latch_range_change *changes, size_t n,
                   size_t *failed, struct latch_range *collision)
 {
+	struct latch_btree_ent hit;
 	size_t bad = n;
 	int err;
 
@@ -264,9 +165,12 @@ static int commit(struct latch_range_map *m, const struct latch_range_change *ch
 		return 0;
 	err = lock_writers(m);
 	if (!err) {
-		err = commit_locked(&m->tree, changes, n, &bad, collision);
+		err =
+		    latch_btree_commit(latch_btree_of_range(m), n, change_of, changes, &bad, &hit);
 		pthread_mutex_unlock(&m->lock);
 	}
+	if (err == -EEXIST && collision)
+		*collision = range_of(&hit);
 	if (err && failed)
 		*failed = bad;
 	return err;
@@ -319,7 +223,7 @@ int latch_range_load_sorted(struct latch_range_map *m, const struct latch_range 
 		err = lock_writers(m);
 	}
 	if (!err) {
-		err = latch_btree_load_(&m->tree, n, load_get, ranges);
+		err = latch_btree_load(latch_btree_of_range(m), n, load_get, ranges);
 		pthread_mutex_unlock(&m->lock);
 	}
 	if (err && failed)
@@ -332,7 +236,7 @@ int latch_range_reserve(struct latch_range_map *m, size_t n)
 	int err = lock_writers(m);
 
 	if (!err) {
-		err = latch_btree_reserve_(&m->tree, n);
+		err = latch_btree_reserve(latch_btree_of_range(m), n);
 		pthread_mutex_unlock(&m->lock);
 	}
 	return err;
@@ -344,7 +248,7 @@ static bool lookup(const struct latch_range_map *m, uint64_t x, enum latch_btree
                    struct latch_range *out)
 {
 	struct latch_btree_ent e;
-	bool hit = latch_btree_lookup_(&m->tree, x, mode, &e);
+	bool hit = latch_btree_span_lookup(latch_btree_of_range(m), x, mode, &e);
 
 	if (hit && out)
 		*out = range_of(&e);
@@ -356,7 +260,8 @@ bool latch_range_find(const struct latch_range_map *m, uintptr_t addr, struct la
 	struct latch_btree_ent e;
 
 	/* One descent; the leaf entry holds the end, copied out in the same attempt. */
-	if (!latch_btree_lookup_(&m->tree, addr, LATCH_BTREE_FLOOR, &e) || addr >= e.end)
+	if (!latch_btree_span_lookup(latch_btree_of_range(m), addr, LATCH_BTREE_FLOOR, &e) ||
+	    addr >= e.end)
 		return false;
 	if (out)
 		*out = range_of(&e);
@@ -385,5 +290,5 @@ bool latch_range_next(const struct latch_range_map *m, uintptr_t start, struct l
 
 size_t latch_range_count(const struct latch_range_map *m)
 {
-	return latch_btree_size_(&m->tree);
+	return latch_btree_size(latch_btree_of_range(m));
 }

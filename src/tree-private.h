@@ -51,18 +51,14 @@ static inline void latch_tree_insert_copy_(struct latch_tree_root *root,
  * Apply @changes in order to the idle copy while readers use the other
  * one, flip once (readers then see all of them), then replay them onto
  * the copy readers left: readers see all of the changes or none.
- * @after_copy (unless NULL) runs once each copy is changed, with the
- * copy's index (the idle one first), so that per-copy summaries change
- * with their copy: before the flip for the first, before the next
- * update's flip for the second.  Makes no checks but internal consistency
+ * Makes no checks but internal consistency
  * checks in debug builds, whose messages name @call, the public call the
  * user made: the caller has made the others.
  * Cost O(n log N) per copy.  Writer only, serialized by the caller.
  */
 void latch_tree_commit_unchecked_(const char *call, struct latch_tree_root *root,
                                   const struct latch_tree_change *changes, size_t n,
-                                  const struct latch_tree_ops *ops,
-                                  void (*after_copy)(void *ctx, unsigned idx), void *ctx);
+                                  const struct latch_tree_ops *ops);
 
 /*
  * Make @changes, in order, to copy @idx only.  Without @replay each

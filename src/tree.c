@@ -8,7 +8,6 @@
 
 #include "tree-private.h"
 #include "contract.h"
-#include "tsan.h"
 
 #ifndef NDEBUG
 /*
@@ -147,26 +146,21 @@ struct commit {
 	const struct latch_tree_change *changes;
 	size_t n;
 	const struct latch_tree_ops *ops;
-	void (*after_copy)(void *ctx, unsigned idx);
-	void *ctx;
 };
 
-/* One copy's half of a commit: the changes, then the copy's summaries. */
+/* One copy's half of a commit. */
 static void commit_copy(void *arg, unsigned idx, bool replay)
 {
 	const struct commit *c = arg;
 
 	latch_tree_apply_copy_(c->call, c->root, c->changes, c->n, idx, replay, c->ops);
-	if (c->after_copy)
-		c->after_copy(c->ctx, idx);
 }
 
 void latch_tree_commit_unchecked_(const char *call, struct latch_tree_root *root,
                                   const struct latch_tree_change *changes, size_t n,
-                                  const struct latch_tree_ops *ops,
-                                  void (*after_copy)(void *ctx, unsigned idx), void *ctx)
+                                  const struct latch_tree_ops *ops)
 {
-	struct commit c = { call, root, changes, n, ops, after_copy, ctx };
+	struct commit c = { call, root, changes, n, ops };
 
 	/* The first copy decides every insert's place; the second replays them. */
 	latch_seq_write(&root->seq, commit_copy, &c);
@@ -178,7 +172,7 @@ void latch_tree_insert(struct latch_tree_root *root, struct latch_tree_node *nod
 	const struct latch_tree_change change = { LATCH_TREE_INSERT, node };
 
 	check_batch("latch_tree_insert", root, &change, 1, ops);
-	latch_tree_commit_unchecked_("latch_tree_insert", root, &change, 1, ops, NULL, NULL);
+	latch_tree_commit_unchecked_("latch_tree_insert", root, &change, 1, ops);
 }
 
 void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node,
@@ -187,14 +181,14 @@ void latch_tree_erase(struct latch_tree_root *root, struct latch_tree_node *node
 	const struct latch_tree_change change = { LATCH_TREE_ERASE, node };
 
 	check_batch("latch_tree_erase", root, &change, 1, ops);
-	latch_tree_commit_unchecked_("latch_tree_erase", root, &change, 1, ops, NULL, NULL);
+	latch_tree_commit_unchecked_("latch_tree_erase", root, &change, 1, ops);
 }
 
 void latch_tree_commit(struct latch_tree_root *root, const struct latch_tree_change *changes,
                        size_t n, const struct latch_tree_ops *ops)
 {
 	check_batch("latch_tree_commit", root, changes, n, ops);
-	latch_tree_commit_unchecked_("latch_tree_commit", root, changes, n, ops, NULL, NULL);
+	latch_tree_commit_unchecked_("latch_tree_commit", root, changes, n, ops);
 }
 
 void latch_tree_replace(struct latch_tree_root *root, struct latch_tree_node *old,
@@ -209,5 +203,5 @@ void latch_tree_replace(struct latch_tree_root *root, struct latch_tree_node *ol
 	              "an element appears twice in the batch");
 	LATCH_REQUIRE(!ops->less(old, new_node) && !ops->less(new_node, old), "latch_tree_replace",
 	              "the two elements do not compare equal");
-	latch_tree_commit_unchecked_("latch_tree_replace", root, changes, 2, ops, NULL, NULL);
+	latch_tree_commit_unchecked_("latch_tree_replace", root, changes, 2, ops);
 }

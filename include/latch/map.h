@@ -54,24 +54,19 @@
 #include <stdint.h>
 
 #include <latch/detail/map.h>
-#include <latch/seq.h>
 #include <latch/visibility.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** An ordered latched map.  A complete type; contents are private. */
+/**
+ * An ordered latched map.  A complete type, so it can live on the stack
+ * or in static storage; initialise it with latch_map_init().  Its
+ * contents are private: opaque storage for the library's B+-tree core.
+ */
 struct latch_map {
-	struct latch_seq seq;
-	/* Per copy: root reference (0: empty), entries, levels. */
-	struct {
-		uintptr_t root;
-		size_t size;
-		size_t height;
-	} copy[2];
-	struct latch_btree_pool_ pool[2]; /* [0]: inner nodes, [1]: leaves */
-	bool spans; /* leaves also hold an end per entry (the tree of a range map) */
+	uintptr_t opaque_[LATCH_BTREE_CORE_WORDS_];
 };
 
 /**
@@ -92,8 +87,8 @@ LATCH_API void latch_map_destroy(struct latch_map *m);
  * latch_map_reserve() - allocate now what @n entries need.
  *
  * Afterwards, as long as the map holds at most @n entries, no update
- * allocates (a batch of latch_map_commit() with more than one change
- * still allocates its scratch array).  Returns 0 or -ENOMEM (the map's
+ * allocates (a batch of latch_map_commit() with more than 16 changes
+ * still allocates its undo log).  Returns 0 or -ENOMEM (the map's
  * contents are unchanged either way).  Cost O(n).  Writer only,
  * serialized with other writers.
  */
@@ -140,14 +135,16 @@ struct latch_map_change {
  *
  * The changes apply in order, each to the map as the ones before it left
  * it, so a batch may name a key more than once (insert then erase, erase
- * then insert, ...).  Every check is made before the first change:
- * returns 0; -EINVAL for an unknown op; -EEXIST for an insert of a
- * present key; -ENOENT for an erase or replace of an absent key; and then
- * sets *@failed (unless NULL) to the index of the first bad change.
- * Returns -ENOMEM when memory runs out (*@failed is then set to @n).  On
- * error the map is unchanged.  Cost O(n log n + n log N) for N entries;
- * a batch of more than one change allocates O(n) scratch memory.
- * Writer only, serialized.
+ * then insert, ...).  Each change is checked before it is made, on the
+ * copy readers are not using, and a bad one undoes the ones made there
+ * (readers never see them): returns 0; -EINVAL for an unknown op; -EEXIST
+ * for an insert of a present key; -ENOENT for an erase or replace of an
+ * absent key; and then sets *@failed (unless NULL) to the index of the
+ * first bad change.  Returns -ENOMEM when memory runs out (*@failed is
+ * then set to @n).  On error the map is unchanged.  Cost O(n log N) per
+ * copy for N entries; a batch of more than 16 changes allocates its O(n)
+ * undo log, and one of more than one change reserves nodes for its erases
+ * too (an undone erase re-inserts).  Writer only, serialized.
  */
 LATCH_API int latch_map_commit(struct latch_map *m, const struct latch_map_change *changes,
                                size_t n, size_t *failed);

@@ -206,8 +206,8 @@ template <typename V = void *> class map
 
 	/**
 	 * reserve() - allocate now what @n entries need, so that while the map
-	 * holds at most @n entries, no insert, erase, replace or one-change
-	 * commit allocates.  Returns ok or std::errc::not_enough_memory.  O(n).
+	 * holds at most @n entries, no insert, erase, replace or commit of up
+	 * to 16 changes allocates.  Returns ok or std::errc::not_enough_memory.  O(n).
 	 * Writer only, serialized.
 	 */
 	status reserve(std::size_t n) noexcept
@@ -217,14 +217,14 @@ template <typename V = void *> class map
 
 	/**
 	 * commit() - apply @changes in order so that readers see all or none.
-	 * Each change applies to the map as the ones before it left it; every
-	 * check is made before the first change.  Returns ok; or
+	 * Each change applies to the map as the ones before it left it, checked
+	 * before it is made; a bad one undoes the others.  Returns ok; or
 	 * std::errc::invalid_argument (an op that is not a map_op),
 	 * file_exists (insert of a present key) or no_such_file_or_directory
 	 * (erase or replace of an absent key), with failed() the index of the
-	 * first bad change; or not_enough_memory.  O(n log n + n log N) for N
-	 * entries; a batch of more than one change allocates O(n) scratch
-	 * memory.  Writer only, serialized.
+	 * first bad change; or not_enough_memory.  O(n log N) per copy for N
+	 * entries; a batch of more than 16 changes allocates its O(n) undo
+	 * log.  Writer only, serialized.
 	 */
 	commit_status commit(array_view<change> changes) noexcept
 	{

@@ -46,7 +46,8 @@
  * at the fork.  That call's update is then, in the child, applied wholly
  * or not at all (lookups tell which); the child's first writer call on
  * each map restores the map's mutex and copies, at a cost of O(n log n)
- * once.
+ * once and O(n) scratch memory (so it may return -ENOMEM, an erase
+ * included, leaving the map unchanged).
  *
  * What a value points to is the caller's: after a range is erased, a
  * reader may still hold its value, so the object may be freed only after
@@ -64,7 +65,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <latch/map.h>
+#include <latch/detail/map.h>
 #include <latch/visibility.h>
 
 #ifdef __cplusplus
@@ -83,8 +84,9 @@ struct latch_range {
  * are private.
  */
 struct latch_range_map {
-	struct latch_map tree; /* keyed by start; leaves also hold each end */
-	pthread_mutex_t lock;  /* serializes writers; readers never touch it */
+	/* the B+-tree core, keyed by start, leaves holding each end (opaque) */
+	uintptr_t core_[LATCH_BTREE_CORE_WORDS_];
+	pthread_mutex_t lock; /* serializes writers; readers never touch it */
 	/* the fork generation @lock belongs to (fork(): see the file comment) */
 	unsigned long generation;
 };
@@ -108,7 +110,7 @@ LATCH_API void latch_range_map_destroy(struct latch_range_map *m);
  *
  * Afterwards, as long as the map holds at most @n ranges, no single
  * insert or erase allocates (a batch of latch_range_commit() with more
- * than 16 changes still allocates its scratch array, and a bulk load one
+ * than 16 changes still allocates its undo log, and a bulk load one
  * entry per 16 ranges).  Returns 0 or -ENOMEM (the contents are
  * unchanged either way).  Cost O(n).  Writer threads; the map serializes
  * writers itself.
@@ -132,7 +134,8 @@ LATCH_API int latch_range_insert(struct latch_range_map *m, uintptr_t start, uin
  * latch_range_erase() - remove the range that starts at @start.
  *
  * Returns 0 or -ENOENT (no range starts at @start; the map is then
- * unchanged).  Never allocates.  A reader may still hold the range's
+ * unchanged).  Never allocates (but the first writer call in a fork()
+ * child may: file comment).  A reader may still hold the range's
  * value after the call (file comment).  Cost O(log n) per copy.  Writer
  * threads, not signal handlers; the map serializes writers itself.
  */
@@ -162,7 +165,9 @@ struct latch_range_change {
  * starts.  Returns -ENOMEM when memory runs out (*@failed is then @n).
  * On error the map is unchanged (its contents; a failed batch may leave
  * the copies' nodes shaped differently).  Cost O(n log N) per copy for N
- * ranges; a batch of more than 16 changes allocates O(n) scratch memory.
+ * ranges; a batch of more than 16 changes allocates its O(n) undo log,
+ * and one of more than one change reserves nodes for its erases too (an
+ * undone erase re-inserts).
  * Writer threads, not signal handlers; the map serializes writers itself.
  */
 LATCH_API int latch_range_commit(struct latch_range_map *m,

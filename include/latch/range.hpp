@@ -246,7 +246,7 @@ template <typename V = void *> class range_map
 	 * that overlaps a range) or no_such_file_or_directory (an erase where
 	 * no range starts), with failed() the index of the first bad change;
 	 * or not_enough_memory.  O(n log N) per copy for N ranges; a batch of
-	 * more than one change allocates O(n) scratch memory.  Writer threads,
+	 * more than 16 changes allocates its O(n) undo log.  Writer threads,
 	 * not signal handlers; the map serializes writers itself.
 	 */
 	commit_status commit(array_view<change> changes) noexcept

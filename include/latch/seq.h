@@ -12,7 +12,8 @@
  *	other = latch_seq_write_flip()  c + 1   copy idx   (other = c & 1)
  *	  ... bring copy other up to date ...
  *
- * latch_seq_write() is the whole protocol in one call.  A reader never
+ * latch_seq_update() is the whole protocol in one call (latch_seq_write()
+ * the same for an update that cannot fail).  A reader never
  * waits: whatever instruction the writer is stopped at, the copy the
  * counter names is complete (the old contents before the flip, the new
  * ones after it), so a reader that interrupted the writer on the same
@@ -74,7 +75,7 @@ static inline void latch_seq_init(struct latch_seq *s)
  * nothing.  There is no "update in progress" state to check: between
  * updates and in the middle of one the counter looks the same, so misuse
  * (a second begin, a missing flip) cannot be detected from it, and
- * latch_seq_write() is the form that cannot get the protocol wrong.
+ * latch_seq_update() is the form that cannot get the protocol wrong.
  * Cost O(1), no waiting.  Writer only; calls must be serialized by the
  * caller.
  */
@@ -129,22 +130,69 @@ static inline unsigned latch_seq_write_flip(struct latch_seq *s)
 }
 
 /**
- * latch_seq_write() - one whole update: change the idle copy, flip,
- * replay onto the other copy.
+ * latch_seq_update() - one whole update that may fail: change the idle
+ * copy, and only if that succeeded flip and replay onto the other copy.
  *
  * Calls @change(@ctx, idx, false) on the copy latch_seq_write_begin()
- * names, then latch_seq_write_flip(), then @change(@ctx, other, true) on
- * the copy readers just left; @change must leave both copies equal.  The
- * @replay argument lets the second call reuse work of the first (e.g. a
- * tree's descent).  Readers see the update from the flip on.
- * Cost O(1) plus the two calls.  Writer only; calls must be serialized by
- * the caller.
+ * names.  If it returns nonzero, it must have left that copy as it found
+ * it: nothing is flipped, readers never saw the attempt, and the value is
+ * returned.  Otherwise latch_seq_write_flip() sends readers to that copy
+ * and @change(@ctx, other, true) replays the update on the copy they
+ * left; the replay must succeed (its value is ignored) and leave both
+ * copies equal.  The @replay argument lets the second call reuse work of
+ * the first (a tree's descent, a check already made).  Readers see the
+ * update from the flip on.  This is the one place liblatch's structures
+ * make the protocol's steps.
+ *
+ * ThreadSanitizer, when the process runs it, is told that everything the
+ * writer did before the flip happens-before what a reader does after its
+ * LATCH_TSAN_ACQUIRE_(@s) (latch/detail/atomic.h): a library built
+ * without it makes the flip's release store where ThreadSanitizer cannot
+ * see it.
+ *
+ * Returns 0 or @change's error.  Cost O(1) plus the two calls.  Writer
+ * only; calls must be serialized by the caller.
+ */
+static inline int latch_seq_update(struct latch_seq *s,
+                                   int (*change)(void *ctx, unsigned idx, bool replay), void *ctx)
+{
+	int err = change(ctx, latch_seq_write_begin(s), false);
+
+	if (err)
+		return err;
+	latch_tsan_release_(s);
+	(void)change(ctx, latch_seq_write_flip(s), true);
+	return 0;
+}
+
+/* latch_seq_write()'s change and context, as latch_seq_update() calls them. */
+struct latch_seq_write_ {
+	void (*change)(void *ctx, unsigned idx, bool replay);
+	void *ctx;
+};
+
+static inline int latch_seq_write_change_(void *arg, unsigned idx, bool replay)
+{
+	const struct latch_seq_write_ *w = (const struct latch_seq_write_ *)arg;
+
+	w->change(w->ctx, idx, replay);
+	return 0;
+}
+
+/**
+ * latch_seq_write() - one whole update that cannot fail.
+ *
+ * latch_seq_update() with a @change that returns nothing: @change(@ctx,
+ * idx, false) on the idle copy, the flip, @change(@ctx, other, true) on
+ * the copy readers just left.  Cost O(1) plus the two calls.  Writer
+ * only; calls must be serialized by the caller.
  */
 static inline void latch_seq_write(struct latch_seq *s,
                                    void (*change)(void *ctx, unsigned idx, bool replay), void *ctx)
 {
-	change(ctx, latch_seq_write_begin(s), false);
-	change(ctx, latch_seq_write_flip(s), true);
+	struct latch_seq_write_ w = { change, ctx };
+
+	(void)latch_seq_update(s, latch_seq_write_change_, &w);
 }
 
 /**

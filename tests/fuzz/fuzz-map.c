@@ -87,10 +87,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!md.keys) {
 		model_init(&md, 256);
 		model_init(&saved, 256);
-		real_alloc = latch_btree_alloc_;
-		latch_btree_alloc_ = counting_alloc;
+		real_alloc = latch_btree_alloc_hook_;
+		latch_btree_alloc_hook_ = counting_alloc;
 	}
 	md.n = 0;
+	md.undone = false;
 	alloc_fail_at = -1;
 	CHECK(latch_map_init(&m) == 0, "latch_map_init failed");
 	for (size_t i = 0; i < size; i++) {
@@ -131,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				i += 2;
 			}
 			got = latch_map_commit(&m, c, n, &got_bad);
+			md.undone = md.undone || (got != 0 && got != -ENOMEM && got_bad > 0);
 		} else if (kind == 5 && i + 4 < size) {
 			uint64_t keys[32];
 			void *values[32];
@@ -155,6 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      "load_sorted of %zu keys: %d, expected %d", n, got, expect);
 			if (!got) {
 				md.n = 0;
+				md.undone = false; /* both copies built alike */
 				for (size_t k = 0; k < n; k++)
 					model_insert(&md, keys[k], values[k]);
 			}

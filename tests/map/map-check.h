@@ -21,6 +21,12 @@ struct model {
 	uint64_t *keys;
 	void **values;
 	size_t n, cap;
+	/*
+	 * A batch failed after changing the idle copy, which undid its
+	 * changes: the contents are the same, but the nodes of the two
+	 * copies may now be shaped differently (until a bulk load).
+	 */
+	bool undone;
 };
 
 static inline void model_init(struct model *md, size_t cap)
@@ -30,6 +36,7 @@ static inline void model_init(struct model *md, size_t cap)
 	CHECK(md->keys && md->values, "out of memory");
 	md->n = 0;
 	md->cap = cap;
+	md->undone = false;
 }
 
 static inline void model_free(struct model *md)
@@ -82,112 +89,40 @@ static inline void model_erase(struct model *md, uint64_t key)
 	md->n--;
 }
 
-/* ---- the invariants of one copy ---- */
+/* ---- the invariants of both copies ---- */
 
+/* One copy's entries in order, and what latch_btree_check() counted. */
 struct shape {
 	uint64_t *keys;   /* the entries in order */
 	uintptr_t *slots; /* their values */
 	uintptr_t *ends;  /* their ends (span trees: a range map's) */
-	bool spans;
 	size_t n, cap;
-	unsigned long long sig; /* a hash of the shape: node sizes in visiting order */
-	size_t leaves, inner;
-	unsigned leaf_depth;
+	struct latch_btree_census census;
 };
 
-/*
- * Check the subtree @ref at @depth whose keys must lie in [lo, hi) (hi
- * only when @has_hi), append its entries to @s.
- */
-static inline void check_node(struct shape *s, uintptr_t ref, unsigned depth, uint64_t lo,
-                              bool has_hi, uint64_t hi, bool root)
+static inline void shape_add(void *ctx, const struct latch_btree_ent *e)
 {
-	const struct latch_btree_node *n = latch_btree_node_(ref);
-	bool leaf = ref & LATCH_BTREE_LEAF;
-	unsigned c = 1;
+	struct shape *s = ctx;
 
-	CHECK(n, "a NULL reference at depth %u", depth);
-	CHECK(depth < LATCH_BTREE_MAX_DEPTH, "too deep");
-	while (c < LATCH_BTREE_FANOUT && n->key[c] > n->key[c - 1])
-		c++;
-	for (unsigned i = c; i < LATCH_BTREE_FANOUT; i++)
-		CHECK(n->key[i] == n->key[c - 1] && n->slot[i] == n->slot[c - 1],
-		      "padding entry %u of a node with %u entries is not a copy of the last", i, c);
-	if (!root)
-		CHECK(c >= LATCH_BTREE_MIN, "a %s with %u entries (minimum %u)",
-		      leaf ? "leaf" : "inner node", c, LATCH_BTREE_MIN);
-	else if (!leaf)
-		CHECK(c >= 2, "an inner root with %u children", c);
-	s->sig = s->sig * 1000003u + c * 2u + leaf;
-	for (unsigned i = 0; i < c; i++) {
-		CHECK(n->key[i] >= lo, "key %llu below its bound %llu",
-		      (unsigned long long)n->key[i], (unsigned long long)lo);
-		CHECK(!has_hi || n->key[i] < hi, "key %llu not below its bound %llu",
-		      (unsigned long long)n->key[i], (unsigned long long)hi);
-	}
-	if (leaf) {
-		if (!s->leaves++)
-			s->leaf_depth = depth;
-		CHECK(depth == s->leaf_depth, "leaves at depths %u and %u", depth, s->leaf_depth);
-		const uintptr_t *end = s->spans ? latch_btree_ends_(n) : NULL;
-
-		for (unsigned i = c; end && i < LATCH_BTREE_FANOUT; i++)
-			CHECK(end[i] == end[c - 1], "padding end %u is not a copy of the last", i);
-		for (unsigned i = 0; i < c; i++) {
-			CHECK(s->n < s->cap, "more entries than the size says");
-			s->keys[s->n] = n->key[i];
-			s->ends[s->n] = end ? end[i] : 0;
-			s->slots[s->n++] = n->slot[i];
-		}
-		return;
-	}
-	s->inner++;
-	for (unsigned i = 0; i < c; i++) {
-		uintptr_t child = n->slot[i];
-		bool last = i + 1 == c;
-
-		CHECK(child, "inner entry %u has no child", i);
-		/* The separator invariant (src/btree.c): a bound is its child's least key. */
-		CHECK(latch_btree_node_(child)->key[0] == n->key[i],
-		      "the bound of child %u is %llu, its first key %llu", i,
-		      (unsigned long long)n->key[i],
-		      (unsigned long long)latch_btree_node_(child)->key[0]);
-		check_node(s, child, depth + 1, n->key[i], last ? has_hi : true,
-		           last ? hi : n->key[i + 1], false);
-	}
-}
-
-static inline void check_copy(const struct latch_map *m, unsigned cp, struct shape *s)
-{
-	s->n = 0;
-	s->sig = 0;
-	s->leaves = s->inner = 0;
-	s->leaf_depth = 0;
-	s->spans = m->spans;
-	if (!m->copy[cp].root) {
-		CHECK(m->copy[cp].size == 0 && m->copy[cp].height == 0,
-		      "an empty copy with a size");
-		return;
-	}
-	check_node(s, m->copy[cp].root, 0, 0, false, 0, true);
-	CHECK(s->n == m->copy[cp].size, "copy %u has %zu entries, its size says %zu", cp, s->n,
-	      m->copy[cp].size);
-	CHECK(s->leaf_depth + 1 == m->copy[cp].height, "copy %u: height %zu, leaves at depth %u",
-	      cp, m->copy[cp].height, s->leaf_depth);
-	CHECK(latch_btree_node_(m->copy[cp].root)->key[0] == s->keys[0],
-	      "copy %u: the root's first bound is not the least key", cp);
+	CHECK(s->n < s->cap, "more entries than the size says");
+	s->keys[s->n] = e->key;
+	s->slots[s->n] = e->slot;
+	s->ends[s->n++] = e->end;
 }
 
 /*
- * Check both copies of @m, which must hold @n entries each, the same ones
- * (and, with @same_shape, in nodes of the same sizes), and the pools.
- * Returns the shapes, valid until the next call.
+ * Check both copies of the core @t, which must hold @n entries each, the
+ * same ones (and, with @same_shape, in nodes of the same sizes), and the
+ * pools.  Returns the shapes, valid until the next call.
  */
-static inline const struct shape *check_copies(const struct latch_map *m, size_t n, bool same_shape)
+static inline const struct shape *check_copies(const struct latch_btree *t, size_t n,
+                                               bool same_shape)
 {
 	static struct shape s[2];
 
 	for (unsigned cp = 0; cp < 2; cp++) {
+		const char *why = NULL;
+
 		if (s[cp].cap < n + 1) {
 			free(s[cp].keys);
 			free(s[cp].slots);
@@ -198,10 +133,14 @@ static inline const struct shape *check_copies(const struct latch_map *m, size_t
 			s[cp].ends = malloc(s[cp].cap * sizeof(*s[cp].ends));
 			CHECK(s[cp].keys && s[cp].slots && s[cp].ends, "out of memory");
 		}
-		check_copy(m, cp, &s[cp]);
+		s[cp].n = 0;
+		s[cp].census.entry = shape_add;
+		s[cp].census.ctx = &s[cp];
+		CHECK(latch_btree_check(t, cp, &s[cp].census, &why) == 0, "copy %u: %s", cp, why);
 	}
-	CHECK(!same_shape ||
-	          (s[0].sig == s[1].sig && s[0].leaves == s[1].leaves && s[0].inner == s[1].inner),
+	CHECK(!same_shape || (s[0].census.shape == s[1].census.shape &&
+	                      s[0].census.leaves == s[1].census.leaves &&
+	                      s[0].census.inner == s[1].census.inner),
 	      "the copies have different shapes");
 	CHECK(s[0].n == n && s[1].n == n, "copies hold %zu and %zu entries, expected %zu", s[0].n,
 	      s[1].n, n);
@@ -209,19 +148,22 @@ static inline const struct shape *check_copies(const struct latch_map *m, size_t
 		CHECK(s[0].keys[i] == s[1].keys[i] && s[0].slots[i] == s[1].slots[i] &&
 		          s[0].ends[i] == s[1].ends[i],
 		      "entry %zu differs between the copies", i);
-	CHECK(m->pool[0].total - m->pool[0].free == s[0].inner + s[1].inner,
-	      "inner pool: %zu nodes taken, copies use %zu", m->pool[0].total - m->pool[0].free,
-	      s[0].inner + s[1].inner);
-	CHECK(m->pool[1].total - m->pool[1].free == s[0].leaves + s[1].leaves,
-	      "leaf pool: %zu nodes taken, copies use %zu", m->pool[1].total - m->pool[1].free,
-	      s[0].leaves + s[1].leaves);
+	CHECK(t->pool[0].total - t->pool[0].free == s[0].census.inner + s[1].census.inner,
+	      "inner pool: %zu nodes taken, copies use %zu", t->pool[0].total - t->pool[0].free,
+	      s[0].census.inner + s[1].census.inner);
+	CHECK(t->pool[1].total - t->pool[1].free == s[0].census.leaves + s[1].census.leaves,
+	      "leaf pool: %zu nodes taken, copies use %zu", t->pool[1].total - t->pool[1].free,
+	      s[0].census.leaves + s[1].census.leaves);
 	return s;
 }
 
-/* Check both copies, their equality, the pools, and the model. */
+/*
+ * Check both copies, their equality (the same shape, unless a failed
+ * batch was undone), the pools, and the model.
+ */
 static inline void check_map(const struct latch_map *m, const struct model *md)
 {
-	const struct shape *s = check_copies(m, md->n, true);
+	const struct shape *s = check_copies(latch_btree_of_map(m), md->n, !md->undone);
 
 	for (size_t i = 0; i < md->n; i++) {
 		CHECK(s[0].keys[i] == md->keys[i], "entry %zu: key %llu, model %llu", i,
@@ -289,7 +231,7 @@ static inline void check_readers(const struct latch_map *m, const struct model *
 }
 
 /* Bytes of node memory per entry, both copies and the pools' free nodes included. */
-static inline double map_bytes_per_entry(const struct latch_map *m)
+static inline double map_bytes_per_entry(const struct latch_btree *m)
 {
 	size_t bytes =
 	    m->pool[0].total * m->pool[0].node_size + m->pool[1].total * m->pool[1].node_size;
@@ -299,7 +241,7 @@ static inline double map_bytes_per_entry(const struct latch_map *m)
 
 /*
  * Allocation failure injection for the tree core's allocator hook: set
- * latch_btree_alloc_ to counting_alloc (keeping the real one in
+ * latch_btree_alloc_hook_ to counting_alloc (keeping the real one in
  * real_alloc); the allocation numbered alloc_fail_at (from 0, counted in
  * alloc_calls) then fails.
  */

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <latch/atomic.h>
 #include <latch/map.h>
 
 #include "check.h"

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #define STABLE 2000u
+#include "btree.h"
 #include "map-churn.h"
 #include "signal-storm.h"
 
@@ -21,7 +22,7 @@ static volatile sig_atomic_t lookups, lookups_in_update;
 static void on_tick(int sig)
 {
 	static unsigned next;
-	unsigned before = latch_seq_read_begin(&churn_map.seq);
+	unsigned before = latch_seq_read_begin(&latch_btree_of_map(&churn_map)->seq);
 
 	(void)sig;
 	storm_tick();
@@ -30,7 +31,7 @@ static void on_tick(int sig)
 	if (in_update) {
 		lookups_in_update++;
 		/* The writer is stopped under us: the counter cannot move. */
-		SIG_CHECK(!latch_seq_read_retry(&churn_map.seq, before),
+		SIG_CHECK(!latch_seq_read_retry(&latch_btree_of_map(&churn_map)->seq, before),
 		          "the counter moved under an interrupted lookup");
 	}
 }

@@ -131,7 +131,7 @@ static void test_grow_shrink(size_t n, int order)
 	}
 	check_map(&m, &md);
 	if (order == 0 && n >= 100000) {
-		double b = map_bytes_per_entry(&m);
+		double b = map_bytes_per_entry(latch_btree_of_map(&m));
 
 		printf("test-map: %zu random inserts: %.1f bytes per entry\n", n, b);
 		CHECK(b <= 50.0, "%.1f bytes per entry after random inserts (target 50)", b);
@@ -148,7 +148,9 @@ static void test_grow_shrink(size_t n, int order)
 		after_op(&m, &md, i);
 	}
 	check_map(&m, &md);
-	CHECK(m.copy[0].root == 0 && m.copy[1].root == 0, "erasing everything leaves nodes");
+	CHECK(latch_btree_of_map(&m)->copy[0].root == 0 &&
+	          latch_btree_of_map(&m)->copy[1].root == 0,
+	      "erasing everything leaves nodes");
 	latch_map_destroy(&m);
 	model_free(&md);
 	free(keys);
@@ -172,6 +174,7 @@ static void test_load_sorted(void)
 			md.values[i] = val(md.keys[i], (unsigned)s);
 		}
 		CHECK(latch_map_load_sorted(&m, md.keys, md.values, n) == 0, "load_sorted(%zu)", n);
+		md.undone = false; /* both copies built alike */
 		check_map(&m, &md);
 		check_readers(&m, &md, &rng, 64);
 		if (n == 100000) {
@@ -182,7 +185,7 @@ static void test_load_sorted(void)
 			latch_map_init(&fresh);
 			CHECK(latch_map_load_sorted(&fresh, md.keys, md.values, n) == 0,
 			      "load_sorted");
-			b = map_bytes_per_entry(&fresh);
+			b = map_bytes_per_entry(latch_btree_of_map(&fresh));
 			printf("test-map: load_sorted of %zu: %.1f bytes per entry\n", n, b);
 			CHECK(b <= 36.0, "%.1f bytes per entry after load_sorted (target 36)", b);
 			latch_map_destroy(&fresh);
@@ -284,6 +287,7 @@ static void test_commit(void)
 		                                         : -EEXIST;
 		failed = (size_t)-1;
 		CHECK(latch_map_commit(&m, c, n, &failed) == want, "a bad batch was not rejected");
+		md.undone = md.undone || at > 0;
 		CHECK(failed == at, "failed = %zu, the bad change is %zu (repeated key: %d)",
 		      failed, at, has_before);
 		check_map(&m, &md);
@@ -359,8 +363,8 @@ static void test_enomem(void)
 	struct model md, src;
 	long allocs;
 
-	real_alloc = latch_btree_alloc_;
-	latch_btree_alloc_ = counting_alloc;
+	real_alloc = latch_btree_alloc_hook_;
+	latch_btree_alloc_hook_ = counting_alloc;
 	latch_map_init(&m);
 	model_init(&md, 4 * BATCH);
 	/* Single inserts: each time a chunk runs out. */
@@ -412,7 +416,7 @@ static void test_enomem(void)
 	alloc_fail_at = -1;
 	check_map(&m, &src);
 	check_readers(&m, &src, &rng, 256);
-	latch_btree_alloc_ = real_alloc;
+	latch_btree_alloc_hook_ = real_alloc;
 	latch_map_destroy(&m);
 	model_free(&md);
 	model_free(&src);
@@ -425,34 +429,31 @@ static const char *const count_names[] = {
 };
 
 /*
- * Make readers use the in-node count @name names (NULL or "": the best
- * the CPU has), before the first latch_map_init() picks one.  Returns 0, 77 when
+ * Make every descent use the in-node count @name names (NULL or "": the
+ * best the CPU has, chosen when the library loaded).  Returns 0, 77 when
  * this build or CPU lacks it, or 2 for an unknown name.
  */
 static int choose_count(const char *name)
 {
+	enum latch_btree_count count;
+
 	if (!name || !*name)
 		return 0;
 	if (strcmp(name, "scalar") == 0) {
-		latch_btree_simd_ = LATCH_BTREE_COUNT_SCALAR;
-		return 0;
+		count = LATCH_BTREE_COUNT_SCALAR;
+	} else if (strcmp(name, "avx2") == 0) {
+		count = LATCH_BTREE_COUNT_AVX2;
+	} else {
+		fprintf(stderr, "test-map: LATCH_MAP_COUNT=%s: expected scalar or avx2\n", name);
+		return 2;
 	}
-	if (strcmp(name, "avx2") == 0) {
-#ifdef LATCH_BTREE_X86_SIMD
-		__builtin_cpu_init();
-		if (__builtin_cpu_supports("avx2")) {
-			latch_btree_simd_ = LATCH_BTREE_COUNT_AVX2;
-			return 0;
-		}
-		printf("test-map: skipped: this CPU has no AVX2\n");
-#else
-		printf("test-map: skipped: this build has no SIMD in-node count "
-		       "(not x86-64, or ThreadSanitizer)\n");
-#endif
+	if (latch_btree_use_count_(count) != 0) {
+		printf("test-map: skipped: this build or CPU has no %s in-node count "
+		       "(not x86-64, ThreadSanitizer, or a CPU without it)\n",
+		       count_names[count]);
 		return 77;
 	}
-	fprintf(stderr, "test-map: LATCH_MAP_COUNT=%s: expected scalar or avx2\n", name);
-	return 2;
+	return 0;
 }
 
 int main(void)
@@ -474,6 +475,6 @@ int main(void)
 	test_load_sorted();
 	test_commit();
 	test_enomem();
-	printf("test-map: passed, %s in-node count\n", count_names[latch_btree_simd_]);
+	printf("test-map: passed, %s in-node count\n", count_names[latch_btree_count_in_use()]);
 	return 0;
 }

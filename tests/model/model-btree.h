@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The latched B+-tree core under GenMC, for harnesses (e) and (f): the
- * real src/btree.c compiled into the harness (GenMC explores one
+ * real src/btree-*.c compiled into the harness (GenMC explores one
  * translation unit), with the scalar (relaxed atomic) in-node count, node
  * pools stocked from static nodes, and the capacity check below.
  *
@@ -9,13 +9,12 @@
  * loads every key of it with an independent relaxed load, each of which
  * may read the old or the new key: 2^16 executions per node and lookup at
  * the real capacity of 16 (one split under one lookup, without node
- * reuse, took 262147 executions and 8.5 minutes).  src/btree.h has no
- * switch for the capacity, so run.sh checks these harnesses on a copy of
- * the sources in which its two constants are lowered (LATCH_BTREE_FANOUT
- * 16 -> 4, LATCH_BTREE_MIN 8 -> 2) by the same textual rewrite it uses
- * for mutants; no other line changes, and every loop and bound of the
- * core is written in terms of them.  The harnesses refuse to compile on
- * the unrewritten sources.
+ * reuse, took 262147 executions and 8.5 minutes).  run.sh compiles these
+ * harnesses with -DLATCH_BTREE_FANOUT=4u, the core's compile-time
+ * override (LATCH_BTREE_MIN follows as half of it), so no source line
+ * changes, and every loop and bound of the core is written in terms of
+ * them; the SIMD counts exist for 16 keys only.  The harnesses refuse to
+ * compile without the override.
  *
  * Shims, none of which runs concurrently with a reader or orders anything:
  * the pools are stocked from static nodes (zero, as a new chunk is after
@@ -27,9 +26,9 @@
  * compile time, and rejects the core's memset() of a whole struct; run.sh
  * compiles these harnesses with -fno-builtin-memcpy -fno-builtin-memset)
  * copy the writer's private entry arrays word by word and clear a struct
- * latch_map field by field; qsort() (a batch's validation sorts a private
- * array) is an insertion sort, and bsearch() (used only by bulk loads,
- * which GenMC's C library lacks) a linear search.  LATCH_BTREE_NO_SIMD
+ * latch_btree field by field; qsort() and bsearch() (used only by the
+ * recovery after fork(), which GenMC's C library lacks) are an insertion
+ * sort and a linear search.  LATCH_BTREE_NO_SIMD
  * selects the scalar count, as in a ThreadSanitizer build: the SIMD
  * counts' plain vector loads are outside C11 (design.md 7.7), and the
  * relaxed-atomic count is its reference.
@@ -78,14 +77,16 @@ void *memcpy(void *dst, const void *src, size_t n)
 }
 
 #define LATCH_BTREE_NO_SIMD 1
+/* The allocation hook below (the library the tests link has it too). */
+#define LATCH_TEST_HOOKS    1
 
-#include <latch/map.h>
+#include <src/btree.h>
 
 void *memset(void *dst, int c, size_t n)
 {
-	struct latch_map *m = dst;
+	struct latch_btree *m = dst;
 
-	/* Only latch_btree_init_() and latch_btree_destroy_() call it, on a whole tree. */
+	/* Only latch_btree_init() and latch_btree_destroy() call it, on a whole tree. */
 	assert(c == 0 && n == sizeof(*m));
 	m->seq.sequence = 0;
 	for (int i = 0; i < 2; i++) {
@@ -102,11 +103,14 @@ void *memset(void *dst, int c, size_t n)
 	return dst;
 }
 
-#include <src/btree.c>
+#include <src/btree-pool.c>
+#include <src/btree-descend.c>
+#include <src/btree-write.c>
+#include <src/btree-commit.c>
+#include <src/btree-load.c>
 
 _Static_assert(LATCH_BTREE_FANOUT == 4 && LATCH_BTREE_MIN == 2,
-               "the B+-tree harnesses run on the copy of the sources run.sh makes "
-               "(model-btree.h)");
+               "the B+-tree harnesses run with -DLATCH_BTREE_FANOUT=4u (run.sh, model-btree.h)");
 
 /* Nodes each pool is stocked with: more than the updates here can take. */
 #define MODEL_STOCK 12
@@ -123,15 +127,15 @@ static void *model_alloc(size_t align, size_t size)
 }
 
 /* Stock the pools of the initialised, empty tree @t from the static nodes. */
-static void model_stock_pools(struct latch_map *t)
+static void model_stock_pools(struct latch_btree *t)
 {
 	for (int i = 0; i < MODEL_STOCK; i++) {
-		latch_btree_pool_give(&t->pool[INNER], &model_inner_stock[i]);
-		latch_btree_pool_give(&t->pool[LEAF], &model_leaf_stock[i].node);
+		latch_btree_pool_give(&t->pool[LATCH_BTREE_INNER_POOL], &model_inner_stock[i]);
+		latch_btree_pool_give(&t->pool[LATCH_BTREE_LEAF_POOL], &model_leaf_stock[i].node);
 	}
-	t->pool[INNER].total += MODEL_STOCK;
-	t->pool[LEAF].total += MODEL_STOCK;
-	latch_btree_alloc_ = model_alloc;
+	t->pool[LATCH_BTREE_INNER_POOL].total += MODEL_STOCK;
+	t->pool[LATCH_BTREE_LEAF_POOL].total += MODEL_STOCK;
+	latch_btree_alloc_hook_ = model_alloc;
 }
 
 #endif /* LATCH_MODEL_BTREE_H */

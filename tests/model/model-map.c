@@ -3,7 +3,7 @@
  * GenMC harness (f): the latched B+-tree map of <latch/map.h>, through its
  * own latch_map_commit() and latch_map_find() (and latch_map_load_sorted()
  * and latch_map_erase() to build the start): the real src/map.c and
- * src/btree.c, with the scalar (relaxed atomic) in-node count.
+ * src/btree-*.c, with the scalar (relaxed atomic) in-node count.
  *
  * The node capacity is lowered to 4, the pools are stocked from static
  * nodes, and a few C library calls are shimmed: model-btree.h.
@@ -56,10 +56,10 @@ static struct model_life always, l60;
 static void model_find(uint64_t key, const struct model_life *life)
 {
 	/* The harness's own look at the counter: relaxed, it orders nothing. */
-	unsigned before = LATCH_LOAD_RELAXED(&map.seq.sequence);
+	unsigned before = LATCH_LOAD_RELAXED(&latch_btree_of_map(&map)->seq.sequence);
 	void *value = NULL;
 	bool found = latch_map_find(&map, key, &value);
-	unsigned after = LATCH_LOAD_RELAXED(&map.seq.sequence);
+	unsigned after = LATCH_LOAD_RELAXED(&latch_btree_of_map(&map)->seq.sequence);
 
 	assert(!found || value == value_of(key)); /* the key's own value */
 	model_check(before, after, &life, 1, found ? 0 : -1);
@@ -104,27 +104,29 @@ int main(void)
 	pthread_t r, w;
 	unsigned start;
 	size_t free_leaves, free_inner;
+	struct latch_btree *core = latch_btree_of_map(&map);
 
 	latch_map_init(&map);
-	model_stock_pools(&map);
+	model_stock_pools(core);
 	for (int i = 0; i < 5; i++)
 		values[i] = value_of(keys[i]);
 	/* {10, 20} and {30, 40, 50} under a root, then 50 goes. */
 	assert(latch_map_load_sorted(&map, keys, values, 5) == 0);
 	assert(latch_map_erase(&map, 50) == 0);
-	start = LATCH_LOAD_RELAXED(&map.seq.sequence);
+	start = LATCH_LOAD_RELAXED(&latch_btree_of_map(&map)->seq.sequence);
 	always.until = MODEL_NEVER;
 	l60.from = start + 1; /* inserted by the update */
 	l60.until = MODEL_NEVER;
-	free_leaves = map.pool[LEAF].free;
-	free_inner = map.pool[INNER].free;
+	free_leaves = core->pool[LATCH_BTREE_LEAF_POOL].free;
+	free_inner = core->pool[LATCH_BTREE_INNER_POOL].free;
 	w = model_spawn(writer, NULL);
 	r = model_spawn(reader, NULL);
 	model_join(w);
 	model_join(r);
 	/* The shape drawn above, with B and R of each copy taken back. */
-	assert(map.pool[LEAF].free == free_leaves && map.pool[INNER].free == free_inner);
-	assert(map.copy[0].height == 2 && map.copy[1].height == 2);
+	assert(core->pool[LATCH_BTREE_LEAF_POOL].free == free_leaves &&
+	       core->pool[LATCH_BTREE_INNER_POOL].free == free_inner);
+	assert(core->copy[0].height == 2 && core->copy[1].height == 2);
 	latch_map_destroy(&map);
 	return 0;
 }

@@ -3,7 +3,7 @@
  * GenMC harness (e): the range map of <latch/range.h>, through its own
  * latch_range_commit() and latch_range_find() (and
  * latch_range_load_sorted() to build the start): the real src/range.c and
- * src/btree.c, whose leaves hold an end beside each start and value.  What harness (f) does not check and this one
+ * src/btree-*.c, whose leaves hold an end beside each start and value.  What harness (f) does not check and this one
  * does: the relaxed loads of the ends, the copy-out of a whole range
  * (start, end, value) in one attempt, and the range map's writer path
  * (its mutex, the overlap checks on the idle copy, the batch's replay).
@@ -58,10 +58,10 @@ static void model_find(uintptr_t addr, const struct latch_range *cands,
                        const struct model_life *const *lives, int n)
 {
 	/* The harness's own look at the counter: relaxed, it orders nothing. */
-	unsigned before = LATCH_LOAD_RELAXED(&ranges.tree.seq.sequence);
+	unsigned before = LATCH_LOAD_RELAXED(&latch_btree_of_range(&ranges)->seq.sequence);
 	struct latch_range out;
 	bool found = latch_range_find(&ranges, addr, &out);
-	unsigned after = LATCH_LOAD_RELAXED(&ranges.tree.seq.sequence);
+	unsigned after = LATCH_LOAD_RELAXED(&latch_btree_of_range(&ranges)->seq.sequence);
 	int which = -1;
 
 	for (int i = 0; found && i < n; i++)
@@ -114,9 +114,9 @@ int main(void)
 	unsigned start;
 
 	assert(latch_range_map_init(&ranges) == 0);
-	model_stock_pools(&ranges.tree);
+	model_stock_pools(latch_btree_of_range(&ranges));
 	assert(latch_range_load_sorted(&ranges, start_ranges, 3, NULL) == 0);
-	start = LATCH_LOAD_RELAXED(&ranges.tree.seq.sequence);
+	start = LATCH_LOAD_RELAXED(&latch_btree_of_range(&ranges)->seq.sequence);
 	r30.until = start + 1; /* replaced by the update */
 	r30_longer.from = start + 1;
 	r30_longer.until = MODEL_NEVER;
@@ -124,7 +124,8 @@ int main(void)
 	r = model_spawn(reader, NULL);
 	model_join(w);
 	model_join(r);
-	assert(ranges.tree.copy[0].height == 1 && ranges.tree.copy[1].height == 1);
+	assert(latch_btree_of_range(&ranges)->copy[0].height == 1 &&
+	       latch_btree_of_range(&ranges)->copy[1].height == 1);
 	latch_range_map_destroy(&ranges);
 	return 0;
 }

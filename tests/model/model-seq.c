@@ -21,9 +21,9 @@
  * the reader's acquire fence make a reader that saw a replayed word see
  * the flip and retry (W3, R3 + R4).
  */
-#include <latch/seq.h>
+#include "model.h" /* first: it shims what latch/seq.h would take from ThreadSanitizer */
 
-#include "model.h"
+#include <latch/seq.h>
 
 #ifndef MODEL_UPDATES
 #define MODEL_UPDATES 2

@@ -20,9 +20,9 @@
  * the reader's acquire load make the copy a reader is sent to complete
  * (W2, R1).  Nothing else in the value publishes its words.
  */
-#include <latch/value.h>
+#include "model.h" /* first: it shims what latch/value.h would take from ThreadSanitizer */
 
-#include "model.h"
+#include <latch/value.h>
 
 /*
  * Shim: GenMC accepts memcpy() only with a length it knows at compile

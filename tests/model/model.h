@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 /*
- * Shim for src/tsan.h: the library calls ThreadSanitizer's
+ * Shim for the ThreadSanitizer hooks of latch/detail/atomic.h: the library calls ThreadSanitizer's
  * __tsan_release() and __tsan_acquire() through weak references, which
  * are NULL unless the process runs ThreadSanitizer.  GenMC cannot take the
  * address of a function that is declared but defined nowhere, so the
@@ -30,7 +30,7 @@
  * nothing either way (ThreadSanitizer's annotations are not memory
  * operations).
  */
-#define LATCH_SRC_TSAN_H 1
+#define LATCH_TSAN_SHIMMED_ 1
 static inline void latch_tsan_release_(const void *addr)
 {
 	(void)addr;

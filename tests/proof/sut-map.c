@@ -38,12 +38,12 @@ static void *arena_alloc(size_t align, size_t size)
 
 void sut_arena_run(struct sut_arena *a, void (*fn)(void *ctx), void *ctx)
 {
-	void *(*saved)(size_t, size_t) = latch_btree_alloc_;
+	void *(*saved)(size_t, size_t) = latch_btree_alloc_hook_;
 
 	arena = a;
-	latch_btree_alloc_ = arena_alloc;
+	latch_btree_alloc_hook_ = arena_alloc;
 	fn(ctx);
-	latch_btree_alloc_ = saved;
+	latch_btree_alloc_hook_ = saved;
 }
 
 size_t sut_arena_bytes(long keys, size_t leaf_size)
@@ -112,15 +112,15 @@ static unsigned map_read_begin(const void *s)
 {
 	const struct sut_map *t = s;
 
-	return latch_seq_read_begin(&t->map.seq);
+	return latch_seq_read_begin(&latch_btree_of_map(&t->map)->seq);
 }
 
 static long map_attempt(const void *s, unsigned start, long key)
 {
 	const struct sut_map *t = s;
 	struct latch_btree_ent e;
-	bool bad,
-	    hit = latch_btree_attempt_(&t->map, start, (uint64_t)key, LATCH_BTREE_EXACT, &e, &bad);
+	bool bad, hit = latch_btree_attempt(latch_btree_of_map(&t->map), start, (uint64_t)key,
+	                                    LATCH_BTREE_EXACT, &e, &bad);
 
 	return bad ? -2 : value_key(hit, (void *)e.slot);
 }
@@ -129,7 +129,7 @@ static bool map_read_retry(const void *s, unsigned start)
 {
 	const struct sut_map *t = s;
 
-	return latch_seq_read_retry(&t->map.seq, start);
+	return latch_seq_read_retry(&latch_btree_of_map(&t->map)->seq, start);
 }
 
 /*
@@ -143,7 +143,7 @@ static bool map_read_retry(const void *s, unsigned start)
 static long map_descend(const void *s, unsigned idx, long key, unsigned *steps)
 {
 	const struct sut_map *t = s;
-	uintptr_t ref = LATCH_LOAD_ACQUIRE(&t->map.copy[idx].root);
+	uintptr_t ref = LATCH_LOAD_ACQUIRE(&latch_btree_of_map(&t->map)->copy[idx].root);
 
 	*steps = 0;
 	while (ref && !(ref & LATCH_BTREE_LEAF) && *steps < LATCH_BTREE_MAX_DEPTH) {

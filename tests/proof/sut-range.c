@@ -116,7 +116,7 @@ static unsigned range_read_begin(const void *s)
 {
 	const struct sut_range *t = s;
 
-	return latch_seq_read_begin(&t->map.tree.seq);
+	return latch_seq_read_begin(&latch_btree_of_range(&t->map)->seq);
 }
 
 /* One attempt of latch_range_find() on copy (start & 1): a floor descent and its leaf entry. */
@@ -125,8 +125,8 @@ static long range_attempt(const void *s, unsigned start, long key)
 	const struct sut_range *t = s;
 	uintptr_t addr = range_probe(key);
 	struct latch_btree_ent e = { 0, 0, 0 };
-	bool bad,
-	    hit = latch_btree_attempt_(&t->map.tree, start, addr, LATCH_BTREE_FLOOR, &e, &bad);
+	bool bad, hit = latch_btree_attempt(latch_btree_of_range(&t->map), start, addr,
+	                                    LATCH_BTREE_FLOOR, &e, &bad);
 
 	return bad ? -2 : range_key(hit, (uintptr_t)e.key, e.end, e.slot, addr);
 }
@@ -135,7 +135,7 @@ static bool range_read_retry(const void *s, unsigned start)
 {
 	const struct sut_range *t = s;
 
-	return latch_seq_read_retry(&t->map.tree.seq, start);
+	return latch_seq_read_retry(&latch_btree_of_range(&t->map)->seq, start);
 }
 
 /*
@@ -148,7 +148,7 @@ static long range_descend(const void *s, unsigned idx, long key, unsigned *steps
 {
 	const struct sut_range *t = s;
 	uintptr_t addr = range_probe(key);
-	uintptr_t ref = LATCH_LOAD_ACQUIRE(&t->map.tree.copy[idx].root);
+	uintptr_t ref = LATCH_LOAD_ACQUIRE(&latch_btree_of_range(&t->map)->copy[idx].root);
 
 	*steps = 0;
 	while (ref && !(ref & LATCH_BTREE_LEAF) && *steps < LATCH_BTREE_MAX_DEPTH) {

@@ -117,7 +117,7 @@ static inline bool range_eq(struct latch_range a, struct latch_range b)
 static inline void range_model_check_tree(const struct latch_range_map *m,
                                           const struct range_model *rm)
 {
-	const struct shape *s = check_copies(&m->tree, rm->n, false);
+	const struct shape *s = check_copies(latch_btree_of_range(m), rm->n, false);
 
 	for (size_t i = 0; i < rm->n; i++) {
 		struct latch_range got = { (uintptr_t)s[0].keys[i], s[0].ends[i],

@@ -79,7 +79,7 @@ static void check_consistent(const char *when, size_t extra)
 
 	CHECK((a == PER_SET && b == 0) || (a == 0 && b == PER_SET),
 	      "%s: the map holds %d of A and %d of B", when, a, b);
-	check_copies(&map.tree, PER_SET + extra, false);
+	check_copies(latch_btree_of_range(&map), PER_SET + extra, false);
 }
 
 /* Do the two copies hold different ranges?  Each walk is memory-safe on a half-changed copy. */
@@ -92,7 +92,7 @@ static bool copies_differ(void)
 		bool bad[2], hit[2];
 
 		for (unsigned cp = 0; cp < 2; cp++)
-			hit[cp] = latch_btree_attempt_(&map.tree, cp, x[cp], LATCH_BTREE_CEIL,
+			hit[cp] = latch_btree_attempt(latch_btree_of_range(&map), cp, x[cp], LATCH_BTREE_CEIL,
 			                               &e[cp], &bad[cp]);
 		if (bad[0] || bad[1] || hit[0] != hit[1])
 			return true;

@@ -19,6 +19,7 @@
 
 #include <urcu/urcu-memb.h>
 
+#include <latch/atomic.h>
 #include <latch/range.h>
 
 #include "signal-storm.h"

@@ -243,7 +243,7 @@ static void separator_test(int how)
 	memcpy(rm.r, src, sizeof(src));
 	rm.n = N;
 	range_model_check(&m, &rm, 100 + 10 * N);
-	leaf_starts(m.tree.copy[0].root, bounds, &nb);
+	leaf_starts(latch_btree_of_range(&m)->copy[0].root, bounds, &nb);
 	CHECK(nb > 100, "only %zu leaves", nb);
 	for (size_t k = 1; k < nb; k++) {
 		uintptr_t b = bounds[k];
@@ -350,8 +350,8 @@ static void test_enomem(void)
 	size_t failed;
 	long allocs;
 
-	real_alloc = latch_btree_alloc_;
-	latch_btree_alloc_ = counting_alloc;
+	real_alloc = latch_btree_alloc_hook_;
+	latch_btree_alloc_hook_ = counting_alloc;
 	CHECK(latch_range_map_init(&m) == 0, "init");
 	range_model_init(&rm, 2 * LOAD);
 	/* Single inserts: each time a chunk runs out. */
@@ -402,9 +402,39 @@ static void test_enomem(void)
 	CHECK(alloc_calls == 0, "%ld allocations after reserve()", alloc_calls);
 	alloc_fail_at = -1;
 	range_model_check_tree(&m, &rm);
-	latch_btree_alloc_ = real_alloc;
+	latch_btree_alloc_hook_ = real_alloc;
 	latch_range_map_destroy(&m);
 	free(rm.r);
+}
+
+/*
+ * An erase never allocates: not with the allocator failing, and not with
+ * it working, not even when the pools are exactly full (a bulk load of
+ * 16 ranges fills one leaf per copy from a fresh 64-node chunk).
+ */
+static void test_erase_allocates_nothing(void)
+{
+	struct latch_range src[16];
+	struct latch_range_map m;
+	struct latch_range r;
+
+	for (uintptr_t i = 0; i < 16; i++)
+		src[i] =
+		    (struct latch_range){ 0x1000 * (i + 1), 0x1000 * (i + 1) + 0x800, value_of(i) };
+	real_alloc = latch_btree_alloc_hook_;
+	latch_btree_alloc_hook_ = counting_alloc;
+	CHECK(latch_range_map_init(&m) == 0, "init");
+	CHECK(latch_range_load_sorted(&m, src, 16, NULL) == 0, "load_sorted of 16 ranges");
+	alloc_calls = 0;
+	alloc_fail_at = 0; /* every allocation from now on fails */
+	CHECK(latch_range_erase(&m, src[0].start) == 0, "erase with the allocator failing");
+	CHECK(latch_range_count(&m) == 15 && !latch_range_find(&m, src[0].start, &r),
+	      "the erase did not happen");
+	alloc_fail_at = -1;
+	CHECK(latch_range_erase(&m, src[15].start) == 0, "erase of the last range");
+	CHECK(alloc_calls == 0, "erase made %ld allocations", alloc_calls);
+	latch_btree_alloc_hook_ = real_alloc;
+	latch_range_map_destroy(&m);
 }
 
 /* ---- memory per range ---- */
@@ -429,13 +459,13 @@ static void test_memory(void)
 	for (size_t i = 0; i < N; i++)
 		CHECK(latch_range_insert(&m, src[i].start, src[i].end, src[i].value, NULL) == 0,
 		      "insert");
-	random = map_bytes_per_entry(&m.tree);
+	random = map_bytes_per_entry(latch_btree_of_range(&m));
 	for (size_t i = 0; i < N; i++)
 		src[i] = (struct latch_range){ 64 * i, 64 * i + 32, value_of(i) };
 	latch_range_map_destroy(&m);
 	CHECK(latch_range_map_init(&m) == 0, "init");
 	CHECK(latch_range_load_sorted(&m, src, N, &failed) == 0, "load");
-	bulk = map_bytes_per_entry(&m.tree);
+	bulk = map_bytes_per_entry(latch_btree_of_range(&m));
 	latch_range_map_destroy(&m);
 	printf("test-range: %d ranges: %.1f bytes per range after random inserts, %.1f after "
 	       "load_sorted (both copies, free pool nodes included)\n",
@@ -481,6 +511,7 @@ int main(void)
 	separator_test(0);
 	separator_test(1);
 	test_enomem();
+	test_erase_allocates_nothing();
 	test_memory();
 	printf("test-range: passed\n");
 	return 0;

@@ -10,6 +10,8 @@
 #ifndef LATCH_DETAIL_ATOMIC_H
 #define LATCH_DETAIL_ATOMIC_H
 
+#include <stdint.h>
+
 /*
  * The fences are inline functions so that one place can silence gcc's
  * -Wtsan (gcc 12 and later), which warns under -fsanitize=thread at every
@@ -62,14 +64,61 @@ static inline void latch_fence_release_(void)
 #endif
 #endif
 
-#ifdef LATCH_TSAN_
+/*
+ * A model checker's harness, which cannot take the address of a function
+ * defined nowhere, defines LATCH_TSAN_SHIMMED_ and its own
+ * latch_tsan_release_() and latch_tsan_acquire_() (tests/model/model.h).
+ */
+#ifndef LATCH_TSAN_SHIMMED_
 #ifdef __cplusplus
 extern "C" {
 #endif
-void __tsan_acquire(void *addr); /* ThreadSanitizer's interface */
+/*
+ * ThreadSanitizer's interface.  Without it in the program, weak
+ * references are NULL: the writer's release costs one compare, and
+ * readers compiled without ThreadSanitizer make no call at all.
+ */
+void __tsan_release(void *addr) __attribute__((weak));
+#ifdef LATCH_TSAN_
+void __tsan_acquire(void *addr);
+#else
+void __tsan_acquire(void *addr) __attribute__((weak));
+#endif
 #ifdef __cplusplus
 }
 #endif
+
+/*
+ * Tell ThreadSanitizer, when the process runs it, that everything this
+ * thread did so far happens-before whatever a thread does after its
+ * acquire of @addr.  Cost without ThreadSanitizer: one well-predicted
+ * branch on the symbol's address.
+ */
+static inline void latch_tsan_release_(const void *addr)
+{
+	if (__builtin_expect(__tsan_release != 0, 0))
+		__tsan_release((void *)(uintptr_t)addr);
+}
+
+/*
+ * Tell ThreadSanitizer, when the process runs it, that every release of
+ * @addr so far happens-before what this thread does next: the library's
+ * own readers, which may run in a process with ThreadSanitizer although
+ * the library was built without it.
+ */
+static inline void latch_tsan_acquire_(const void *addr)
+{
+#ifdef LATCH_TSAN_
+	__tsan_acquire((void *)(uintptr_t)addr);
+#else
+	if (__builtin_expect(__tsan_acquire != 0, 0))
+		__tsan_acquire((void *)(uintptr_t)addr);
+#endif
+}
+
+#endif /* LATCH_TSAN_SHIMMED_ */
+
+#ifdef LATCH_TSAN_
 /* Reader side: everything done before the release of @addr happens-before. */
 #define LATCH_TSAN_ACQUIRE_(addr) __tsan_acquire((void *)(addr))
 #else

@@ -1,31 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * latch/detail/map.h - the parts of struct latch_map's layout that
- * <latch/map.h> does not describe.
+ * latch/detail/map.h - the size of the storage that struct latch_map and
+ * struct latch_range_map keep for the library's private B+-tree core.
  *
  * Not part of the API: nothing here may be named or relied on directly;
- * it changes without notice.  Include <latch/map.h>.
+ * it changes without notice (and with the SONAME).  Include <latch/map.h>
+ * or <latch/range.h>.
  */
 #ifndef LATCH_DETAIL_MAP_H
 #define LATCH_DETAIL_MAP_H
 
-#include <stddef.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* A pool of map nodes of one kind; contents private. */
-struct latch_btree_pool_ {
-	void *free_list;  /* a node; the next free node is in its slot[0] */
-	void *chunks;     /* the newest chunk; each chunk links to the previous one */
-	size_t total;     /* nodes in all chunks */
-	size_t free;      /* nodes on the free list */
-	size_t node_size; /* bytes per node */
-};
-
-#ifdef __cplusplus
-}
-#endif
+/*
+ * Pointer-sized words of the core: the latch counter, two copies' root,
+ * size and height, two node pools of five words, and a flag.  The
+ * library checks that it matches the core's size and alignment.
+ */
+#define LATCH_BTREE_CORE_WORDS_ 18
 
 #endif /* LATCH_DETAIL_MAP_H */

@@ -7,10 +7,13 @@
  * directly; it changes without notice.  Include <latch/seq.h> and use
  * latch_seq_read().
  */
-#include <latch/seq.h>
-
 #ifndef LATCH_DETAIL_SEQ_H
 #define LATCH_DETAIL_SEQ_H
+
+/* Included by <latch/seq.h> once what it needs is declared, never on its own. */
+#ifndef LATCH_SEQ_H
+#error "include <latch/seq.h>, not <latch/detail/seq.h>"
+#endif
 
 /*
  * LATCH_SEQ_READ_(s, idx) statement - the read side of the latch protocol

@@ -6,10 +6,13 @@
  * code compiles what is here, but nothing here may be called, named or
  * relied on directly; it changes without notice.  Include <latch/tree.h>.
  */
-#include <latch/tree.h>
-
 #ifndef LATCH_DETAIL_TREE_H
 #define LATCH_DETAIL_TREE_H
+
+/* Included by <latch/tree.h> once what it needs is declared, never on its own. */
+#ifndef LATCH_TREE_H
+#error "include <latch/tree.h>, not <latch/detail/tree.h>"
+#endif
 
 #ifdef __cplusplus
 extern "C" {

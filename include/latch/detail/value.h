@@ -7,10 +7,13 @@
  * but nothing here may be called, named or relied on directly; it
  * changes without notice.  Include <latch/value.h>.
  */
-#include <latch/value.h>
-
 #ifndef LATCH_DETAIL_VALUE_H
 #define LATCH_DETAIL_VALUE_H
+
+/* Included by <latch/value.h> once what it needs is declared, never on its own. */
+#ifndef LATCH_VALUE_H
+#error "include <latch/value.h>, not <latch/detail/value.h>"
+#endif
 
 #include <stddef.h>
 #include <string.h>
