@@ -125,6 +125,8 @@ extern const size_t bench_range_peer_count;
 extern const char *const bench_missing[];
 
 extern const struct bench_peer bench_peer_latch;
+/* The latched map, which workload 4 measures beside the range map. */
+extern const struct bench_peer bench_peer_latch_map;
 
 #ifdef LATCH_BENCH_HAVE_DLFO
 /* Loaded objects as [start, end) (at most @max), all of them known to _dl_find_object(). */

@@ -634,6 +634,8 @@ static void range_workload(const size_t *sizes, size_t nsizes)
 {
 	const size_t np = bench_range_peer_count;
 	void **inst = xmalloc((np ? np : 1) * sizeof(*inst));
+	const struct bench_peer *map_peer = &bench_peer_latch_map;
+	void *map_inst;
 
 	for (size_t si = 0; si < nsizes && np; si++) {
 		size_t n = sizes[si], count = lookup_count();
@@ -654,7 +656,13 @@ static void range_workload(const size_t *sizes, size_t nsizes)
 			}
 		free(sorted);
 		build_all(bench_range_peers, np, keys, n, inst, false);
-		for (int r = 0; r < opt.runs; r++)
+		/*
+		 * latch_map over the same starts, as keys: beside the range map's
+		 * writes, what a range's end and its overlap check cost on the
+		 * one engine both share.
+		 */
+		build_all(&map_peer, 1, keys, n, &map_inst, false);
+		for (int r = 0; r < opt.runs; r++) {
 			for (size_t p = 0; p < np; p++) {
 				const struct bench_peer *peer = bench_range_peers[p];
 
@@ -665,6 +673,10 @@ static void range_workload(const size_t *sizes, size_t nsizes)
 				report_add(4, (long)n, "insert+erase", peer->name, "ns/op",
 				           measure_writes(peer, inst[p], keys, slots, 1u << 16));
 			}
+			report_add(4, (long)n, "insert+erase", "latch-map (keys)", "ns/op",
+			           measure_writes(map_peer, map_inst, keys, slots, 1u << 16));
+		}
+		check_destroy_all(&map_peer, 1, &map_inst, keys, n);
 		check_destroy_all(bench_range_peers, np, inst, keys, n);
 		free(slots);
 		free(lookups);
