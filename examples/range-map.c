@@ -55,9 +55,9 @@ int main(void)
 	printf("0x2400 -> %s (end is excluded)\n", symbolize(0x2400) ? "found" : "none");
 	failures += symbolize(0x2010) != blobs[1].value || symbolize(0x2400) != NULL;
 	failures += symbolize(0x17f8) != blobs[0].value || symbolize(0x0fff) != NULL;
-	/* lower: the blob starting at or before an address, even past its end. */
-	failures += !latch_range_lower(&code, 0x2500, &r) || r.start != 0x2000;
-	failures += !latch_range_lower(&code, 0x9000, &r) || r.start != 0x3000;
+	/* floor: the blob starting at or before an address, even past its end. */
+	failures += !latch_range_floor(&code, 0x2500, &r) || r.start != 0x2000;
+	failures += !latch_range_floor(&code, 0x9000, &r) || r.start != 0x3000;
 	/* A walk in address order. */
 	for (bool more = latch_range_first(&code, &r); more;
 	     more = latch_range_next(&code, r.start, &r))
@@ -71,7 +71,7 @@ int main(void)
 	/* Unregister; in a real JIT the blob's memory waits for a grace period. */
 	failures += latch_range_erase(&code, 0x2000) != 0;
 	failures += latch_range_erase(&code, 0x2000) != -ENOENT; /* no longer in the map */
-	failures += symbolize(0x2010) != NULL || latch_range_count(&code) != 2;
+	failures += symbolize(0x2010) != NULL || latch_range_size(&code) != 2;
 	latch_range_map_destroy(&code);
 
 	printf("range-map: %s\n", failures ? "WRONG" : "all answers right");

@@ -274,7 +274,7 @@ int main(int argc, char **argv)
 	     more = latch_range_next(&map, r.start, &r))
 		if (walked >= kept || r.start != syms[walked++].start)
 			return 1;
-	if (walked != kept || latch_range_count(&map) != kept)
+	if (walked != kept || latch_range_size(&map) != kept)
 		return 1;
 	printf("symbolize: %zu function symbols of %s, %zu aliases or overlaps dropped\n", kept,
 	       libc, nsyms - kept);

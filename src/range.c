@@ -268,7 +268,7 @@ bool latch_range_find(const struct latch_range_map *m, uintptr_t addr, struct la
 	return true;
 }
 
-bool latch_range_lower(const struct latch_range_map *m, uintptr_t addr, struct latch_range *out)
+bool latch_range_floor(const struct latch_range_map *m, uintptr_t addr, struct latch_range *out)
 {
 	return lookup(m, addr, LATCH_BTREE_FLOOR, out);
 }
@@ -283,12 +283,22 @@ bool latch_range_first(const struct latch_range_map *m, struct latch_range *out)
 	return lookup(m, 0, LATCH_BTREE_CEIL, out);
 }
 
+bool latch_range_last(const struct latch_range_map *m, struct latch_range *out)
+{
+	return lookup(m, UINTPTR_MAX, LATCH_BTREE_FLOOR, out);
+}
+
 bool latch_range_next(const struct latch_range_map *m, uintptr_t start, struct latch_range *out)
 {
 	return start != UINTPTR_MAX && lookup(m, (uint64_t)start + 1, LATCH_BTREE_CEIL, out);
 }
 
-size_t latch_range_count(const struct latch_range_map *m)
+bool latch_range_prev(const struct latch_range_map *m, uintptr_t start, struct latch_range *out)
+{
+	return start != 0 && lookup(m, (uint64_t)start - 1, LATCH_BTREE_FLOOR, out);
+}
+
+size_t latch_range_size(const struct latch_range_map *m)
 {
 	return latch_btree_size(latch_btree_of_range(m));
 }

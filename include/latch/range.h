@@ -25,9 +25,10 @@
  *
  *	call                        context                 serialize with
  *	latch_range_find()          any, signal handlers    nothing
- *	latch_range_lower/ceil()    any, signal handlers    nothing
- *	latch_range_first/next()    any, signal handlers    nothing
- *	latch_range_count()         any, signal handlers    nothing
+ *	latch_range_floor/ceil()    any, signal handlers    nothing
+ *	latch_range_first/last()    any, signal handlers    nothing
+ *	latch_range_next/prev()     any, signal handlers    nothing
+ *	latch_range_size()          any, signal handlers    nothing
  *	latch_range_insert()        writer threads          nothing (the map locks)
  *	latch_range_erase()         writer threads          nothing (the map locks)
  *	latch_range_commit()        writer threads          nothing (the map locks)
@@ -202,14 +203,14 @@ LATCH_API bool latch_range_find(const struct latch_range_map *m, uintptr_t addr,
                                 struct latch_range *out);
 
 /**
- * latch_range_lower() - the range with the greatest start <= @addr.
+ * latch_range_floor() - the range with the greatest start <= @addr.
  *
  * Unlike latch_range_find() it does not require @addr inside the range:
  * an address in a gap gets the range before the gap.  Returns false when
  * every range starts above @addr.  Cost O(log n), never waits.  Any
  * context, signal handlers included.
  */
-LATCH_API bool latch_range_lower(const struct latch_range_map *m, uintptr_t addr,
+LATCH_API bool latch_range_floor(const struct latch_range_map *m, uintptr_t addr,
                                  struct latch_range *out);
 
 /**
@@ -228,6 +229,13 @@ LATCH_API bool latch_range_ceil(const struct latch_range_map *m, uintptr_t addr,
 LATCH_API bool latch_range_first(const struct latch_range_map *m, struct latch_range *out);
 
 /**
+ * latch_range_last() - the range with the greatest start.
+ * Returns false when the map is empty.  Cost O(log n), never waits.  Any
+ * context, signal handlers included.
+ */
+LATCH_API bool latch_range_last(const struct latch_range_map *m, struct latch_range *out);
+
+/**
  * latch_range_next() - the range with the least start > @start.
  *
  * Each call is one lookup, so a walk by first() and next() is weakly
@@ -239,10 +247,19 @@ LATCH_API bool latch_range_next(const struct latch_range_map *m, uintptr_t start
                                 struct latch_range *out);
 
 /**
- * latch_range_count() - the number of ranges.
+ * latch_range_prev() - the range with the greatest start < @start.
+ * As latch_range_next(), downwards: a walk by last() and prev() sees the
+ * ranges in reverse order.  Cost O(log n), never waits.  Any context,
+ * signal handlers included.
+ */
+LATCH_API bool latch_range_prev(const struct latch_range_map *m, uintptr_t start,
+                                struct latch_range *out);
+
+/**
+ * latch_range_size() - the number of ranges.
  * Cost O(1), never waits.  Any context, signal handlers included.
  */
-LATCH_API size_t latch_range_count(const struct latch_range_map *m);
+LATCH_API size_t latch_range_size(const struct latch_range_map *m);
 
 #ifdef __cplusplus
 }

@@ -25,8 +25,8 @@
  *    void *; larger values go behind a pointer.  A static_assert says so
  *    otherwise.
  *
- * Contexts, as in <latch/range.h>: readers (find, lower, ceil, first,
- * next, size, empty) from any thread and any context, signal handlers
+ * Contexts, as in <latch/range.h>: readers (find, floor, ceil, first,
+ * last, next, prev, size, empty) from any thread and any context, signal handlers
  * included, serialized with nothing; they allocate nothing and take no
  * lock.  Writers (insert, erase, reserve, commit, load_sorted) from
  * threads, never in a signal handler (they allocate and lock); unlike
@@ -148,13 +148,13 @@ template <typename V = void *> class range_map
 	}
 
 	/**
-	 * lower() - the range with the greatest start <= @addr, whether or
+	 * floor() - the range with the greatest start <= @addr, whether or
 	 * not it holds @addr (an address in a gap gets the range before the
 	 * gap).  O(log n), never waits.  Any context.
 	 */
-	std::optional<range<V>> lower(std::uintptr_t addr) const noexcept
+	std::optional<range<V>> floor(std::uintptr_t addr) const noexcept
 	{
-		return lookup(latch_range_lower, addr);
+		return lookup(latch_range_floor, addr);
 	}
 
 	/** ceil() - the range with the least start >= @addr.  O(log n), any context. */
@@ -173,20 +173,28 @@ template <typename V = void *> class range_map
 		return lookup(latch_range_next, start);
 	}
 
+	/** prev() - the range with the greatest start < @start.  As next(), downwards. */
+	std::optional<range<V>> prev(std::uintptr_t start) const noexcept
+	{
+		return lookup(latch_range_prev, start);
+	}
+
 	/** first() - the range with the least start.  O(log n), any context. */
 	std::optional<range<V>> first() const noexcept
 	{
-		latch_range r;
+		return edge(latch_range_first);
+	}
 
-		if (!latch_range_first(c_.get(), &r))
-			return std::nullopt;
-		return typed(r);
+	/** last() - the range with the greatest start.  O(log n), any context. */
+	std::optional<range<V>> last() const noexcept
+	{
+		return edge(latch_range_last);
 	}
 
 	/** size() - the number of ranges.  O(1), never waits, any context. */
 	std::size_t size() const noexcept
 	{
-		return latch_range_count(c_.get());
+		return latch_range_size(c_.get());
 	}
 
 	/** empty() - whether the map has no range.  O(1), any context. */
@@ -289,7 +297,7 @@ template <typename V = void *> class range_map
 		return range<V>{ r.start, r.end, word::unpack(r.value) };
 	}
 
-	/* find, lower, ceil or next: @how's answer for @addr. */
+	/* find, floor, ceil, next or prev: @how's answer for @addr. */
 	std::optional<range<V>> lookup(bool (*how)(const latch_range_map *, std::uintptr_t,
 	                                           latch_range *),
 	                               std::uintptr_t addr) const noexcept
@@ -297,6 +305,17 @@ template <typename V = void *> class range_map
 		latch_range r;
 
 		if (!how(c_.get(), addr, &r))
+			return std::nullopt;
+		return typed(r);
+	}
+
+	/* first or last: @how's answer. */
+	std::optional<range<V>> edge(bool (*how)(const latch_range_map *,
+	                                         latch_range *)) const noexcept
+	{
+		latch_range r;
+
+		if (!how(c_.get(), &r))
 			return std::nullopt;
 		return typed(r);
 	}

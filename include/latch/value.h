@@ -96,8 +96,9 @@
  * Readers see the old value or the new one, never a mix.  Does not
  * compile unless *@src is a T (qualifiers aside).  Evaluates each
  * argument once.
- * Cost O(sizeof(T)) (two copies), never waits.  Writer only: stores to
- * @v must be serialized by the caller.
+ * Cost O(sizeof(T)): one copy written, the one readers are not on.
+ * Never waits.  Writer only: stores to @v must be serialized by the
+ * caller.
  */
 
 /**

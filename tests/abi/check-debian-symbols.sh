@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # check-debian-symbols.sh MAP SYMBOLS CHANGELOG VERSION
 #
-# Fails when the Debian symbols file SYMBOLS (debian/liblatch1.symbols,
+# Fails when the Debian symbols file SYMBOLS (debian/liblatch2.symbols,
 # written by dpkg-gensymbols) does not list exactly the names and version
 # nodes of the version script MAP, or when the newest entry of the Debian
 # CHANGELOG is not the project's VERSION.  After a change to the exports,

@@ -37,7 +37,7 @@ static void check_initial_state(void)
 	struct latch_range r;
 
 	CHECK(latch_range_find(&map, 15, &r) && r.start == 10 && r.end == 20 && r.value == &map &&
-	          !latch_range_find(&map, 35, NULL) && latch_range_count(&map) == 1,
+	          !latch_range_find(&map, 35, NULL) && latch_range_size(&map) == 1,
 	      "map lookups");
 }
 

@@ -8,7 +8,7 @@
  *
  *  1. range map: stable ranges are always found; a range being inserted
  *     or erased is found or not (either is right mid-update), every other
- *     range exactly as the writer left it; latch_range_lower() likewise.
+ *     range exactly as the writer left it; latch_range_floor() likewise.
  *  2. batches: a latch_range_commit() that swaps eight ranges for four
  *     covering the same addresses, a latch_tree_commit() that swaps
  *     sixteen elements for sixteen others with the same keys, and a
@@ -62,7 +62,7 @@ static volatile sig_atomic_t stored;
 static const struct latch_range *answer(uintptr_t addr, bool lower)
 {
 	struct latch_range r;
-	bool hit = lower ? latch_range_lower(&map, addr, &r) : latch_range_find(&map, addr, &r);
+	bool hit = lower ? latch_range_floor(&map, addr, &r) : latch_range_find(&map, addr, &r);
 	const struct latch_range *e = hit ? r.value : NULL;
 
 	SIG_CHECK(!e || (e->start == r.start && e->end == r.end),
@@ -80,11 +80,11 @@ static void check_ranges(long j)
 	SIG_CHECK(answer((uintptr_t)(100 * j + 95), false) == NULL, "a gap was found");
 	if (j == pending) {
 		SIG_CHECK(r == NULL || r == &churn[j], "a range in flux gave a wrong answer");
-		SIG_CHECK(low == &stable[j] || low == &churn[j], "lower of a range in flux");
+		SIG_CHECK(low == &stable[j] || low == &churn[j], "floor of a range in flux");
 	} else {
 		SIG_CHECK(r == (present[j] ? &churn[j] : NULL),
 		          "a churning range gave a wrong answer");
-		SIG_CHECK(low == (present[j] ? &churn[j] : &stable[j]), "lower gave a wrong range");
+		SIG_CHECK(low == (present[j] ? &churn[j] : &stable[j]), "floor gave a wrong range");
 	}
 }
 

@@ -30,7 +30,7 @@ trap 'rm -rf "$prefix"' EXIT
 }
 
 for f in include/latch/tree.h include/latch/seq.h include/latch/rbtree.h \
-	"$libdir/liblatch.a" "$libdir/liblatch.so" "$libdir/liblatch.so.1" \
+	"$libdir/liblatch.a" "$libdir/liblatch.so" "$libdir/liblatch.so.2" \
 	"$libdir/pkgconfig/latch.pc" "$libdir/cmake/latch/latchConfig.cmake"; do
 	[ -e "$prefix/$f" ] || {
 		echo "FAIL: $f was not installed" >&2

@@ -3,7 +3,7 @@
 # system-test.sh CONSUMER_DIR
 #
 # Builds the consumers against the liblatch installed on this system (the
-# Debian packages liblatch1 and liblatch-dev): consumer.c and consumer.cpp
+# Debian packages liblatch2 and liblatch-dev): consumer.c and consumer.cpp
 # with `pkg-config --cflags --libs latch`, and the find-package/ project
 # with CMake's find_package(latch), then runs each one.
 set -eu

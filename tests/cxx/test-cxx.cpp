@@ -84,8 +84,10 @@ int main()
 	CXX_CHECK(latch_range_insert(&map, 100, 200, &map, nullptr) == 0);
 	CXX_CHECK(latch_range_find(&map, 150, &r) && r.start == 100 && r.end == 200 &&
 	          r.value == &map);
-	CXX_CHECK(latch_range_lower(&map, 500, nullptr) && latch_range_first(&map, &r) &&
-	          !latch_range_next(&map, r.start, nullptr) && latch_range_count(&map) == 1);
+	CXX_CHECK(latch_range_floor(&map, 500, nullptr) && latch_range_first(&map, &r) &&
+	          !latch_range_next(&map, r.start, nullptr) && latch_range_size(&map) == 1);
+	CXX_CHECK(latch_range_last(&map, &r) && r.start == 100 &&
+	          !latch_range_prev(&map, r.start, nullptr));
 	CXX_CHECK(latch_range_erase(&map, 100) == 0);
 	CXX_CHECK(!latch_range_find(&map, 150, nullptr));
 	latch_range_map_destroy(&map);

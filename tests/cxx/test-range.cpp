@@ -31,7 +31,7 @@ using model = std::map<uintptr_t, model_range>; // by start
 
 // The readers compile to noexcept calls; the handle is move-only.
 static_assert(noexcept(std::declval<const model_map &>().find(1)), "find is noexcept");
-static_assert(noexcept(std::declval<const model_map &>().lower(1)), "lower is noexcept");
+static_assert(noexcept(std::declval<const model_map &>().floor(1)), "floor is noexcept");
 static_assert(noexcept(std::declval<model_map &>().insert(1, 2, 3)), "insert is noexcept");
 static_assert(noexcept(model_map::create()), "create is noexcept");
 static_assert(!std::is_copy_constructible<model_map>::value, "a map is not copyable");
@@ -53,17 +53,25 @@ static bool same(const std::optional<model_range> &got, model::const_iterator wa
 }
 
 // The range of @ref with the greatest start <= @addr, or end().
-static model::const_iterator lower_of(const model &ref, uintptr_t addr)
+static model::const_iterator floor_of(const model &ref, uintptr_t addr)
 {
 	auto up = ref.upper_bound(addr);
 
 	return up == ref.begin() ? ref.end() : std::prev(up);
 }
 
+// The range of @ref with the greatest start < @start, or end().
+static model::const_iterator before_of(const model &ref, uintptr_t start)
+{
+	auto at = ref.lower_bound(start);
+
+	return at == ref.begin() ? ref.end() : std::prev(at);
+}
+
 // The range of @ref that [@start, @end) overlaps with the lowest start, or end().
 static model::const_iterator overlap_of(const model &ref, uintptr_t start, uintptr_t end)
 {
-	auto low = lower_of(ref, start);
+	auto low = floor_of(ref, start);
 
 	if (low != ref.end() && low->second.end > start)
 		return low;
@@ -71,18 +79,20 @@ static model::const_iterator overlap_of(const model &ref, uintptr_t start, uintp
 	return up != ref.end() && up->first < end ? up : ref.end();
 }
 
-// Every reader agrees with @ref at @addr, and size, empty and first.
+// Every reader agrees with @ref at @addr, and size, empty, first and last.
 static void check_at(const model_map &m, const model &ref, uintptr_t addr)
 {
-	auto low = lower_of(ref, addr);
+	auto low = floor_of(ref, addr);
 	auto holder = low != ref.end() && addr < low->second.end ? low : ref.end();
 
 	CHECK(same(m.find(addr), holder, ref), "find(%#lx)", (unsigned long)addr);
-	CHECK(same(m.lower(addr), low, ref), "lower(%#lx)", (unsigned long)addr);
+	CHECK(same(m.floor(addr), low, ref), "floor(%#lx)", (unsigned long)addr);
 	CHECK(same(m.ceil(addr), ref.lower_bound(addr), ref), "ceil(%#lx)", (unsigned long)addr);
 	CHECK(same(m.next(addr), ref.upper_bound(addr), ref), "next(%#lx)", (unsigned long)addr);
+	CHECK(same(m.prev(addr), before_of(ref, addr), ref), "prev(%#lx)", (unsigned long)addr);
 	CHECK(m.size() == ref.size() && m.empty() == ref.empty(), "size");
 	CHECK(same(m.first(), ref.begin(), ref), "first");
+	CHECK(same(m.last(), ref.empty() ? ref.end() : std::prev(ref.end()), ref), "last");
 }
 
 // What insert() must answer on @ref, which it updates on success.
@@ -181,7 +191,7 @@ static void check_model(long ops)
 			check_insert(m, ref, { start, end, value });
 		} else if (what < 750) {
 			// Mostly a start that is there.
-			auto at = lower_of(ref, start);
+			auto at = floor_of(ref, start);
 			if (at != ref.end() && what % 4)
 				start = at->first;
 			bool present = ref.erase(start) != 0;
@@ -201,7 +211,7 @@ static void check_model(long ops)
 				c.start = 1 + test_rng_below(&rng, space);
 				c.end = c.start + test_rng_below(&rng, 24);
 				c.value = (std::uint32_t)test_rng_next(&rng);
-				auto at = lower_of(ref, c.start);
+				auto at = floor_of(ref, c.start);
 				if (c.op == latch::range_op::erase && at != ref.end() && kind % 4)
 					c.start = at->first;
 			}
@@ -228,6 +238,11 @@ static void check_model(long ops)
 	for (auto r = m.first(); r; r = m.next(r->start), ++it)
 		CHECK(it != ref.end() && same_range(r, it->second), "walk");
 	CHECK(it == ref.end(), "walk: the map ended early");
+	// A walk by prev() from last() sees it all, in reverse order.
+	auto back = ref.rbegin();
+	for (auto r = m.last(); r; r = m.prev(r->start), ++back)
+		CHECK(back != ref.rend() && same_range(r, back->second), "walk backwards");
+	CHECK(back == ref.rend(), "walk backwards: the map ended early");
 }
 
 // Errors leave the map as it was; a batch or a load names its first bad
@@ -300,7 +315,8 @@ static void check_errors()
 	CHECK(c && c.failed() == 0, "empty commit");
 	c = m.load_sorted(latch::array_view<model_range>(nullptr, 0));
 	CHECK(c && c.failed() == 0, "empty reload");
-	CHECK(m.empty() && !m.first() && !m.lower(~uintptr_t{ 0 }) && !m.ceil(0) && !m.find(0x800),
+	CHECK(m.empty() && !m.first() && !m.last() && !m.floor(~uintptr_t{ 0 }) && !m.ceil(0) &&
+	          !m.find(0x800) && !m.next(0) && !m.prev(~uintptr_t{ 0 }),
 	      "emptied");
 }
 
@@ -342,7 +358,7 @@ static void check_value_types()
 	auto names = latch::range_map<const char *>::create();
 	static const latch::range<const char *> text[] = { { 0, 10, "libc" }, { 10, 20, "libm" } };
 	CHECK(names && names->load_sorted(text), "load_sorted of pointers");
-	CHECK(names->find(12)->value == text[1].value && names->lower(99)->value == text[1].value,
+	CHECK(names->find(12)->value == text[1].value && names->floor(99)->value == text[1].value,
 	      "pointers");
 
 	// void *, the default: the values are handed over as they are.
@@ -365,13 +381,25 @@ static void check_value_types()
 	CHECK(smalls->find(9)->value == (small{ 0xbeef, 7 }) &&
 	          smalls->first()->value == (small{ 0xbeef, 7 }),
 	      "struct");
+	// One range: it is first and last, and nothing is before or after it.
+	CHECK(smalls->last()->start == 9 && smalls->prev(10)->start == 9 && !smalls->prev(9) &&
+	          !smalls->next(9) && !smalls->prev(0),
+	      "a single range");
 
 	// The top of the address space: the last range ends at the greatest address.
 	const uintptr_t top = ~uintptr_t{ 0 };
 	auto words = latch::range_map<uintptr_t>::create();
 	CHECK(words && words->insert(top - 1, top, top) && words->find(top - 1)->value == top &&
-	          !words->find(top) && !words->next(top - 1) && words->lower(top)->end == top,
+	          !words->find(top) && !words->next(top - 1) && words->floor(top)->end == top,
 	      "a whole word at the top");
+	CHECK(words->last()->start == top - 1 && words->prev(top)->start == top - 1 &&
+	          !words->prev(top - 1),
+	      "last and prev at the top");
+	// The bottom: a range at address 0, with nothing before it.
+	CHECK(words->insert(0, 1, 0) && words->first()->start == 0 && words->prev(1)->start == 0 &&
+	          !words->prev(0) && words->prev(top - 1)->start == 0 &&
+	          words->last()->start == top - 1,
+	      "a range at 0");
 }
 
 // A timer signal interrupts the writer on its own thread; the handler's
@@ -391,11 +419,13 @@ static void on_tick(int)
 	SIG_CHECK(r && r->start == base && r->end == base + 4 && r->value / 2 == base / 8,
 	          "find in a stable range");
 	SIG_CHECK(!storm_map->find(base + 6), "find in a gap");
-	auto low = storm_map->lower(base + 7);
+	auto low = storm_map->floor(base + 7);
 	SIG_CHECK(low && (low->start == base || (low->start == base + 4 && low->value == 1)),
-	          "lower");
+	          "floor");
 	auto n = storm_map->next(base);
 	SIG_CHECK(!n || n->start == base + 4 || n->start == base + 8, "next");
+	auto p = storm_map->prev(base + 8);
+	SIG_CHECK(p && (p->start == base || (p->start == base + 4 && p->value == 1)), "prev");
 	SIG_CHECK(storm_map->size() >= storm_ranges, "size");
 }
 

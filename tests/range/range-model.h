@@ -135,7 +135,7 @@ static inline void range_model_check_tree(const struct latch_range_map *m,
 static inline void range_model_check_at(const struct latch_range_map *m,
                                         const struct range_model *rm, uintptr_t addr)
 {
-	size_t i = range_model_at(rm, addr); /* first start >= addr */
+	size_t i = range_model_at(rm, addr); /* first start >= addr: [0, i) start below */
 	bool exact = i < rm->n && rm->r[i].start == addr;
 	size_t lo = exact ? i + 1 : i; /* ranges [0, lo) start <= addr */
 	bool holds = lo > 0 && addr < rm->r[lo - 1].end;
@@ -147,19 +147,22 @@ static inline void range_model_check_at(const struct latch_range_map *m,
 	      (unsigned long)addr);
 	CHECK(latch_range_find(m, addr, NULL) == holds, "find(%lu) without out",
 	      (unsigned long)addr);
-	CHECK(latch_range_lower(m, addr, &got) == (lo > 0), "lower(%lu)", (unsigned long)addr);
-	CHECK(lo == 0 || range_eq(got, rm->r[lo - 1]), "lower(%lu): wrong range",
+	CHECK(latch_range_floor(m, addr, &got) == (lo > 0), "floor(%lu)", (unsigned long)addr);
+	CHECK(lo == 0 || range_eq(got, rm->r[lo - 1]), "floor(%lu): wrong range",
 	      (unsigned long)addr);
 	CHECK(latch_range_ceil(m, addr, &got) == (i < rm->n), "ceil(%lu)", (unsigned long)addr);
 	CHECK(i == rm->n || range_eq(got, rm->r[i]), "ceil(%lu): wrong range", (unsigned long)addr);
 	CHECK(latch_range_next(m, addr, &got) == (nx < rm->n), "next(%lu)", (unsigned long)addr);
 	CHECK(nx == rm->n || range_eq(got, rm->r[nx]), "next(%lu): wrong range",
 	      (unsigned long)addr);
+	CHECK(latch_range_prev(m, addr, &got) == (i > 0), "prev(%lu)", (unsigned long)addr);
+	CHECK(i == 0 || range_eq(got, rm->r[i - 1]), "prev(%lu): wrong range", (unsigned long)addr);
 }
 
 /*
- * The whole check: both copies, the count, a walk by first/next, and
- * every reader call at each address of [0, @space) and past it.
+ * The whole check: both copies, the size, walks by first/next and by
+ * last/prev, and every reader call at each address of [0, @space) and
+ * past it.
  */
 static inline void range_model_check(const struct latch_range_map *m, const struct range_model *rm,
                                      uintptr_t space)
@@ -168,11 +171,15 @@ static inline void range_model_check(const struct latch_range_map *m, const stru
 	size_t k = 0;
 
 	range_model_check_tree(m, rm);
-	CHECK(latch_range_count(m) == rm->n, "count %zu, model %zu", latch_range_count(m), rm->n);
+	CHECK(latch_range_size(m) == rm->n, "size %zu, model %zu", latch_range_size(m), rm->n);
 	for (bool more = latch_range_first(m, &got); more;
 	     more = latch_range_next(m, got.start, &got))
 		CHECK(k < rm->n && range_eq(got, rm->r[k++]), "walk: range %zu", k);
 	CHECK(k == rm->n, "the walk saw %zu ranges of %zu", k, rm->n);
+	for (bool more = latch_range_last(m, &got); more;
+	     more = latch_range_prev(m, got.start, &got))
+		CHECK(k > 0 && range_eq(got, rm->r[--k]), "walk backwards: range %zu", k);
+	CHECK(k == 0, "the walk backwards missed %zu ranges of %zu", k, rm->n);
 	for (uintptr_t a = 0; a < space + 40; a++)
 		range_model_check_at(m, rm, a);
 	range_model_check_at(m, rm, UINTPTR_MAX);

@@ -190,7 +190,7 @@ int main(void)
 		}
 	}
 	urcu_memb_barrier(); /* every call_rcu() callback has run */
-	CHECK(latch_range_count(&map) == 0, "every range was erased");
+	CHECK(latch_range_size(&map) == 0, "every range was erased");
 	latch_range_map_destroy(&map);
 	CHECK(total_lookups > 0 && total_handled > 0, "readers and handlers ran (%ld, %ld)",
 	      total_lookups, total_handled);

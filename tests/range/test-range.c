@@ -428,7 +428,7 @@ static void test_erase_allocates_nothing(void)
 	alloc_calls = 0;
 	alloc_fail_at = 0; /* every allocation from now on fails */
 	CHECK(latch_range_erase(&m, src[0].start) == 0, "erase with the allocator failing");
-	CHECK(latch_range_count(&m) == 15 && !latch_range_find(&m, src[0].start, &r),
+	CHECK(latch_range_size(&m) == 15 && !latch_range_find(&m, src[0].start, &r),
 	      "the erase did not happen");
 	alloc_fail_at = -1;
 	CHECK(latch_range_erase(&m, src[15].start) == 0, "erase of the last range");
@@ -481,13 +481,22 @@ int main(void)
 	struct latch_range r, hit;
 
 	CHECK(latch_range_map_init(&m) == 0, "init");
-	CHECK(!latch_range_find(&m, 10, &r) && !latch_range_lower(&m, 10, &r) &&
-	          !latch_range_first(&m, &r) && latch_range_count(&m) == 0,
+	CHECK(!latch_range_find(&m, 10, &r) && !latch_range_floor(&m, 10, &r) &&
+	          !latch_range_first(&m, &r) && !latch_range_last(&m, &r) &&
+	          !latch_range_next(&m, 0, &r) && !latch_range_prev(&m, UINTPTR_MAX, &r) &&
+	          latch_range_size(&m) == 0,
 	      "empty map");
 	CHECK(latch_range_insert(&m, 10, 20, &r, NULL) == 0, "insert");
 	CHECK(latch_range_find(&m, 15, &r) && r.start == 10 && r.end == 20 && r.value == &r,
 	      "find");
-	CHECK(!latch_range_find(&m, 20, NULL) && latch_range_lower(&m, 20, NULL), "end excluded");
+	CHECK(latch_range_first(&m, &r) && r.start == 10 && latch_range_last(&m, &r) &&
+	          r.start == 10 && r.end == 20,
+	      "one range is first and last");
+	CHECK(!latch_range_prev(&m, 10, NULL) && !latch_range_next(&m, 10, NULL) &&
+	          latch_range_prev(&m, 11, &r) && r.start == 10 &&
+	          latch_range_prev(&m, UINTPTR_MAX, &r) && r.start == 10,
+	      "one range: nothing before or after it");
+	CHECK(!latch_range_find(&m, 20, NULL) && latch_range_floor(&m, 20, NULL), "end excluded");
 	CHECK(latch_range_insert(&m, 20, 30, NULL, NULL) == 0, "adjacent ranges are fine");
 	CHECK(latch_range_insert(&m, 5, 11, NULL, &hit) == -EEXIST && hit.start == 10,
 	      "overlap from below");
@@ -497,9 +506,18 @@ int main(void)
 	          !latch_range_find(&m, UINTPTR_MAX, NULL),
 	      "top range found, UINTPTR_MAX is outside");
 	CHECK(!latch_range_next(&m, UINTPTR_MAX - 1, NULL), "nothing after the top range");
+	CHECK(latch_range_last(&m, &r) && r.start == UINTPTR_MAX - 1 && r.end == UINTPTR_MAX &&
+	          latch_range_prev(&m, UINTPTR_MAX, &r) && r.start == UINTPTR_MAX - 1 &&
+	          latch_range_prev(&m, UINTPTR_MAX - 1, &r) && r.start == 20,
+	      "last and prev at the top");
+	CHECK(latch_range_insert(&m, 0, 1, NULL, NULL) == 0, "a range at 0");
+	CHECK(latch_range_first(&m, &r) && r.start == 0 && !latch_range_prev(&m, 0, NULL) &&
+	          latch_range_prev(&m, 1, &r) && r.start == 0 && latch_range_prev(&m, 10, &r) &&
+	          r.start == 0,
+	      "nothing before the range at 0");
 	CHECK(latch_range_erase(&m, 10) == 0 && latch_range_erase(&m, 10) == -ENOENT, "erase");
 	CHECK(latch_range_erase(&m, 21) == -ENOENT, "erase needs the start");
-	CHECK(latch_range_load_sorted(&m, NULL, 0, NULL) == 0 && latch_range_count(&m) == 0,
+	CHECK(latch_range_load_sorted(&m, NULL, 0, NULL) == 0 && latch_range_size(&m) == 0,
 	      "loading nothing empties the map");
 	latch_range_map_destroy(&m);
 
