@@ -291,12 +291,128 @@ static ALWAYS_INLINE void locate_with(const struct latch_btree *t, unsigned from
 	}
 }
 
+/* Descents a batched lookup advances in lockstep: enough misses in flight to hide memory latency. */
+#define GROUP 16u
+
+/* Start loading every line of the node @ref points to (none for 0: a prefetch cannot fault). */
+static ALWAYS_INLINE void prefetch_node(uintptr_t ref, bool spans)
+{
+	const char *p = (const char *)latch_btree_node_(ref);
+	size_t bytes = spans && (ref & LATCH_BTREE_LEAF) ? sizeof(struct latch_btree_span_leaf)
+	                                                 : sizeof(struct latch_btree_node);
+
+	for (size_t at = 0; at < bytes; at += 64)
+		__builtin_prefetch(p + at);
+}
+
+/*
+ * One attempt of a batched lookup on copy @cp: the entry @mode (exact or
+ * floor) selects for each x[i], i < @n, into out[i] with hit[i].  The
+ * descents of GROUP keys advance level by level in lockstep, each
+ * prefetching the node it goes to next while the others count theirs,
+ * so that their cache misses overlap (software pipelining, as static
+ * search trees and FAST do).  Memory safety as attempt_with(): every
+ * reference followed by its kind, positions clamped, every descent
+ * capped.  Returns false when the attempt was abandoned.
+ */
+static ALWAYS_INLINE bool many_attempt_with(const struct latch_btree *t, unsigned cp,
+                                            const uint64_t *x, size_t n, enum latch_btree_mode mode,
+                                            struct latch_btree_ent *out, bool *hit, bool spans,
+                                            count_fn *count_le, count_fn *count_lt)
+{
+	/* Acquire: pairs with the writer's release store of the root. */
+	uintptr_t root = LATCH_LOAD_ACQUIRE(&t->copy[cp].root);
+
+	for (size_t g = 0; g < n; g += GROUP) {
+		size_t m = n - g < GROUP ? n - g : GROUP;
+		uintptr_t ref[GROUP];
+		bool inner = root && !(root & LATCH_BTREE_LEAF);
+
+		for (size_t i = 0; i < m; i++)
+			ref[i] = root;
+		for (unsigned depth = 0; inner; depth++) {
+			if (depth >= LATCH_BTREE_MAX_DEPTH)
+				return false;
+			inner = false;
+			for (size_t i = 0; i < m; i++) {
+				const struct latch_btree_node *nd = latch_btree_node_(ref[i]);
+				unsigned c;
+
+				/* A stale copy may have leaves at different depths. */
+				if (ref[i] & LATCH_BTREE_LEAF)
+					continue;
+				if (!nd)
+					return false;
+				c = count_le(nd, x[g + i]);
+				/* Acquire: pairs with the writer's release store of the reference. */
+				ref[i] = LATCH_LOAD_ACQUIRE(&nd->slot[c - (c != 0)]);
+				prefetch_node(ref[i], spans);
+				inner |= !(ref[i] & LATCH_BTREE_LEAF);
+			}
+		}
+		for (size_t i = 0; i < m; i++) {
+			const struct latch_btree_node *leaf = latch_btree_node_(ref[i]);
+			uint64_t k = x[g + i];
+			unsigned pos;
+
+			hit[g + i] = false;
+			if (!leaf) /* an empty copy */
+				continue;
+			if (mode == LATCH_BTREE_EXACT) {
+				pos = count_lt(leaf, k);
+				pos -= pos == LATCH_BTREE_FANOUT;
+				if (LATCH_LOAD_RELAXED(&leaf->key[pos]) != k)
+					continue;
+			} else {
+				pos = count_le(leaf, k);
+				if (pos == 0)
+					continue;
+				pos--;
+			}
+			/* Relaxed: copied out; the retry check decides whether they count. */
+			out[g + i].key = LATCH_LOAD_RELAXED(&leaf->key[pos]);
+			out[g + i].slot = LATCH_LOAD_RELAXED(&leaf->slot[pos]);
+			out[g + i].end =
+			    spans ? LATCH_LOAD_RELAXED(&latch_btree_ends_(leaf)[pos]) : 0;
+			hit[g + i] = true;
+		}
+	}
+	return true;
+}
+
+/*
+ * The read loop around many_attempt_with(): every answer from the one copy
+ * the last attempt read, so from one state of the tree.
+ */
+static ALWAYS_INLINE size_t lookup_many_with(const struct latch_btree *t, const uint64_t *x,
+                                             size_t n, enum latch_btree_mode mode,
+                                             struct latch_btree_ent *out, bool *hit, bool spans,
+                                             count_fn *count_le, count_fn *count_lt)
+{
+	bool whole = true;
+	size_t hits = 0;
+
+	LATCH_SEQ_READ_(&t->seq, cp)
+	whole = many_attempt_with(t, cp, x, n, mode, out, hit, spans, count_le, count_lt);
+	/* What the flips so far published happens-before, for ThreadSanitizer. */
+	latch_tsan_acquire_(&t->seq);
+	/* A copy readers are sent to is complete: no attempt on it is abandoned. */
+	for (size_t i = 0; i < n; i++) {
+		hit[i] = whole && hit[i];
+		hits += hit[i];
+	}
+	return hits;
+}
+
 /* The descents compiled for one in-node count. */
 struct descents {
 	bool (*attempt[2])(const struct latch_btree *t, unsigned cp, uint64_t x,
 	                   enum latch_btree_mode mode, struct latch_btree_ent *out, bool *bad);
 	bool (*lookup[2])(const struct latch_btree *t, uint64_t x, enum latch_btree_mode mode,
 	                  struct latch_btree_ent *out);
+	size_t (*lookup_many[2])(const struct latch_btree *t, const uint64_t *x, size_t n,
+	                         enum latch_btree_mode mode, struct latch_btree_ent *out,
+	                         bool *hit);
 	void (*locate)(const struct latch_btree *t, unsigned from, unsigned to, uint64_t key,
 	               struct latch_btree_spot *spot);
 };
@@ -329,6 +445,18 @@ struct descents {
 	{                                                                                          \
 		return lookup_with(t, x, mode, out, true, count_le, count_lt);                     \
 	}                                                                                          \
+	target static size_t name##_lookup_many(const struct latch_btree *t, const uint64_t *x,    \
+	                                        size_t n, enum latch_btree_mode mode,              \
+	                                        struct latch_btree_ent *out, bool *hit)            \
+	{                                                                                          \
+		return lookup_many_with(t, x, n, mode, out, hit, false, count_le, count_lt);       \
+	}                                                                                          \
+	target static size_t name##_span_lookup_many(                                              \
+	    const struct latch_btree *t, const uint64_t *x, size_t n, enum latch_btree_mode mode,  \
+	    struct latch_btree_ent *out, bool *hit)                                                \
+	{                                                                                          \
+		return lookup_many_with(t, x, n, mode, out, hit, true, count_le, count_lt);        \
+	}                                                                                          \
 	target static void name##_locate(const struct latch_btree *t, unsigned from, unsigned to,  \
 	                                 uint64_t key, struct latch_btree_spot *spot)              \
 	{                                                                                          \
@@ -338,7 +466,7 @@ struct descents {
 #define DESCENTS_ENTRY(name)                                                                       \
 	{                                                                                          \
 		{ name##_attempt, name##_span_attempt }, { name##_lookup, name##_span_lookup },    \
-		    name##_locate                                                                  \
+		    { name##_lookup_many, name##_span_lookup_many }, name##_locate                 \
 	}
 
 DESCENTS(scalar, , latch_btree_count_le_, latch_btree_count_lt_)
@@ -422,6 +550,19 @@ bool latch_btree_span_lookup(const struct latch_btree *t, uint64_t x, enum latch
                              struct latch_btree_ent *out)
 {
 	return table[in_use].lookup[1](t, x, mode, out);
+}
+
+size_t latch_btree_lookup_many(const struct latch_btree *t, const uint64_t *x, size_t n,
+                               enum latch_btree_mode mode, struct latch_btree_ent *out, bool *hit)
+{
+	return table[in_use].lookup_many[0](t, x, n, mode, out, hit);
+}
+
+size_t latch_btree_span_lookup_many(const struct latch_btree *t, const uint64_t *x, size_t n,
+                                    enum latch_btree_mode mode, struct latch_btree_ent *out,
+                                    bool *hit)
+{
+	return table[in_use].lookup_many[1](t, x, n, mode, out, hit);
 }
 
 void latch_btree_locate(const struct latch_btree *t, unsigned from, unsigned to, uint64_t key,

@@ -257,6 +257,25 @@ bool latch_btree_lookup(const struct latch_btree *t, uint64_t x, enum latch_btre
 bool latch_btree_span_lookup(const struct latch_btree *t, uint64_t x, enum latch_btree_mode mode,
                              struct latch_btree_ent *out);
 
+/*
+ * Most keys of one batched lookup: its answers come from one state of the
+ * tree.  The faces split longer batches into groups of this size, each
+ * its own state (their man pages say so); the stack of one group's
+ * answers is about 2 KB.
+ */
+#define LATCH_BTREE_MANY 64u
+
+/*
+ * The entry @mode (exact or floor only) selects for each x[i], i < @n <=
+ * LATCH_BTREE_MANY, into out[i] where hit[i]; all from one state, the
+ * descents interleaved.  Returns how many hit.  Never waits.  Any context.
+ */
+size_t latch_btree_lookup_many(const struct latch_btree *t, const uint64_t *x, size_t n,
+                               enum latch_btree_mode mode, struct latch_btree_ent *out, bool *hit);
+size_t latch_btree_span_lookup_many(const struct latch_btree *t, const uint64_t *x, size_t n,
+                                    enum latch_btree_mode mode, struct latch_btree_ent *out,
+                                    bool *hit);
+
 /* Entries of @t, read consistently with one copy.  Any context. */
 size_t latch_btree_size(const struct latch_btree *t);
 

@@ -158,6 +158,24 @@ bool latch_map_prev(const struct latch_map *m, uint64_t key, uint64_t *found, vo
 	return key != 0 && lookup(m, key - 1, LATCH_BTREE_FLOOR, found, value);
 }
 
+size_t latch_map_find_many(const struct latch_map *m, const uint64_t *keys, size_t n, void **values,
+                           bool *found)
+{
+	struct latch_btree_ent e[LATCH_BTREE_MANY];
+	size_t hits = 0;
+
+	for (size_t at = 0; at < n; at += LATCH_BTREE_MANY) {
+		size_t k = n - at < LATCH_BTREE_MANY ? n - at : LATCH_BTREE_MANY;
+
+		hits += latch_btree_lookup_many(latch_btree_of_map(m), keys + at, k,
+		                                LATCH_BTREE_EXACT, e, found + at);
+		for (size_t i = 0; i < k; i++)
+			if (found[at + i])
+				values[at + i] = (void *)e[i].slot;
+	}
+	return hits;
+}
+
 size_t latch_map_size(const struct latch_map *m)
 {
 	return latch_btree_size(latch_btree_of_map(m));

@@ -268,6 +268,31 @@ bool latch_range_find(const struct latch_range_map *m, uintptr_t addr, struct la
 	return true;
 }
 
+size_t latch_range_find_many(const struct latch_range_map *m, const uintptr_t *addrs, size_t n,
+                             struct latch_range *out, bool *found)
+{
+	struct latch_btree_ent e[LATCH_BTREE_MANY];
+	uint64_t x[LATCH_BTREE_MANY];
+	size_t hits = 0;
+
+	for (size_t at = 0; at < n; at += LATCH_BTREE_MANY) {
+		size_t k = n - at < LATCH_BTREE_MANY ? n - at : LATCH_BTREE_MANY;
+
+		for (size_t i = 0; i < k; i++)
+			x[i] = addrs[at + i];
+		latch_btree_span_lookup_many(latch_btree_of_range(m), x, k, LATCH_BTREE_FLOOR, e,
+		                             found + at);
+		/* One floor descent each; the end, copied out with it, tells whether it holds. */
+		for (size_t i = 0; i < k; i++) {
+			found[at + i] = found[at + i] && addrs[at + i] < e[i].end;
+			if (found[at + i])
+				out[at + i] = range_of(&e[i]);
+			hits += found[at + i];
+		}
+	}
+	return hits;
+}
+
 bool latch_range_floor(const struct latch_range_map *m, uintptr_t addr, struct latch_range *out)
 {
 	return lookup(m, addr, LATCH_BTREE_FLOOR, out);

@@ -66,7 +66,7 @@ static void latch_range_peer_load_sorted(void *peer, const long *keys, size_t n)
 	free(r);
 }
 
-BENCH_FIND_MANY(latch_range_find_many, struct latch_range_peer,
+BENCH_FIND_MANY(range_peer_find_many, struct latch_range_peer,
                 latch_range_find(&p->map, (uintptr_t)key, NULL) ? p : NULL)
 
 const struct bench_peer bench_range_peer_latch = {
@@ -77,5 +77,5 @@ const struct bench_peer bench_range_peer_latch = {
 	.insert = latch_range_peer_insert,
 	.erase = latch_range_peer_erase,
 	.load_sorted = latch_range_peer_load_sorted,
-	.find_many = latch_range_find_many,
+	.find_many = range_peer_find_many,
 };

@@ -263,6 +263,23 @@ commit_status batch(int (*call)(M *, const C *, std::size_t, std::size_t *), M *
 	return commit_status(s, s ? n : failed);
 }
 
+/* The group of a batched lookup's C call whose answers come from one state. */
+constexpr std::size_t lookup_group = 64;
+
+/*
+ * A batched lookup of @n items in groups of lookup_group: @lookup(at, k)
+ * answers items at..at+k-1 (one C call, its outputs on the stack) and
+ * returns its hits.  Returns all the hits.
+ */
+template <typename F> std::size_t by_groups(std::size_t n, F lookup) noexcept
+{
+	std::size_t hits = 0;
+
+	for (std::size_t at = 0; at < n; at += lookup_group)
+		hits += lookup(at, n - at < lookup_group ? n - at : lookup_group);
+	return hits;
+}
+
 } // namespace detail
 
 } // namespace latch

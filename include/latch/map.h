@@ -18,6 +18,7 @@
  *
  *	call                        context                 serialize with
  *	latch_map_find()            any, signal handlers    nothing
+ *	latch_map_find_many()       any, signal handlers    nothing
  *	latch_map_floor/ceil()      any, signal handlers    nothing
  *	latch_map_first/last()      any, signal handlers    nothing
  *	latch_map_next/prev()       any, signal handlers    nothing
@@ -167,6 +168,24 @@ LATCH_API int latch_map_load_sorted(struct latch_map *m, const uint64_t *keys, v
  * Cost O(log n), never waits.  Any context, signal handlers included.
  */
 LATCH_API bool latch_map_find(const struct latch_map *m, uint64_t key, void **value);
+
+/**
+ * latch_map_find_many() - the values of @n keys, from one state of the map.
+ *
+ * Sets found[i] for each keys[i] and, where found, values[i] (others are
+ * left as they were); returns how many were found.  The descents are
+ * interleaved (advanced level by level together, each prefetching the
+ * node it goes to next), so a batch costs much less per key than as many
+ * latch_map_find() calls.  All answers of a call with @n <= 64 come from
+ * one state of the map (one snapshot); a longer call is answered in
+ * consecutive groups of 64 keys, each from one state, the states in call
+ * order.  @n == 0 is valid; the output arrays must not overlap @keys.
+ * Uses about 2 KB of stack.  Cost O(n log N), never waits, right on its
+ * first attempt when it interrupted the writer.  Any context, signal
+ * handlers included.
+ */
+LATCH_API size_t latch_map_find_many(const struct latch_map *m, const uint64_t *keys, size_t n,
+                                     void **values, bool *found);
 
 /**
  * latch_map_floor() - the entry with the greatest key <= @key.

@@ -120,6 +120,29 @@ template <typename V = void *> class map
 		return word::unpack(w);
 	}
 
+	/**
+	 * find_many() - the values of @keys: out[i] is the value of keys[i],
+	 * or empty; returns how many were found.  All answers from one state
+	 * of the map for up to 64 keys, then from one state per group of 64
+	 * (latch_map_find_many()).  @out must hold keys.size() elements and
+	 * not overlap @keys.  O(n log N), never waits, interleaved descents.
+	 * Any context, signal handlers included.
+	 */
+	std::size_t find_many(array_view<std::uint64_t> keys, std::optional<V> *out) const noexcept
+	{
+		return detail::by_groups(keys.size(), [&](std::size_t at, std::size_t k) noexcept {
+			void *w[detail::lookup_group];
+			bool found[detail::lookup_group];
+			std::size_t hits =
+			    latch_map_find_many(c_.get(), keys.data() + at, k, w, found);
+
+			for (std::size_t i = 0; i < k; i++)
+				out[at + i] =
+				    found[i] ? std::optional<V>(word::unpack(w[i])) : std::nullopt;
+			return hits;
+		});
+	}
+
 	/** floor() - the entry with the greatest key <= @key.  O(log n), any context. */
 	std::optional<entry<V>> floor(std::uint64_t key) const noexcept
 	{

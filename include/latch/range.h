@@ -25,6 +25,7 @@
  *
  *	call                        context                 serialize with
  *	latch_range_find()          any, signal handlers    nothing
+ *	latch_range_find_many()     any, signal handlers    nothing
  *	latch_range_floor/ceil()    any, signal handlers    nothing
  *	latch_range_first/last()    any, signal handlers    nothing
  *	latch_range_next/prev()     any, signal handlers    nothing
@@ -201,6 +202,25 @@ LATCH_API int latch_range_load_sorted(struct latch_range_map *m, const struct la
  */
 LATCH_API bool latch_range_find(const struct latch_range_map *m, uintptr_t addr,
                                 struct latch_range *out);
+
+/**
+ * latch_range_find_many() - the ranges that hold @n addresses, from one
+ * state of the map.
+ *
+ * Sets found[i] for each addrs[i] and, where a range holds it, out[i]
+ * (others are left as they were); returns how many were found.  The
+ * descents are interleaved (advanced level by level together, each
+ * prefetching the node it goes to next), so a batch costs much less per
+ * address than as many latch_range_find() calls.  All answers of a call
+ * with @n <= 64 come from one state of the map (one snapshot); a longer
+ * call is answered in consecutive groups of 64 addresses, each from one
+ * state, the states in call order.  @n == 0 is valid; the output arrays
+ * must not overlap @addrs.  Uses about 2.5 KB of stack.  Cost
+ * O(n log N), never waits, right on its first attempt when it interrupted
+ * the writer.  Any context, signal handlers included.
+ */
+LATCH_API size_t latch_range_find_many(const struct latch_range_map *m, const uintptr_t *addrs,
+                                       size_t n, struct latch_range *out, bool *found);
 
 /**
  * latch_range_floor() - the range with the greatest start <= @addr.

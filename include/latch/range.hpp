@@ -148,6 +148,30 @@ template <typename V = void *> class range_map
 	}
 
 	/**
+	 * find_many() - the ranges that hold @addrs: out[i] is the range that
+	 * holds addrs[i], or empty; returns how many were found.  All answers
+	 * from one state of the map for up to 64 addresses, then from one
+	 * state per group of 64 (latch_range_find_many()).  @out must hold
+	 * addrs.size() elements and not overlap @addrs.  O(n log N), never
+	 * waits, interleaved descents.  Any context, signal handlers included.
+	 */
+	std::size_t find_many(array_view<std::uintptr_t> addrs,
+	                      std::optional<range<V>> *out) const noexcept
+	{
+		return detail::by_groups(addrs.size(), [&](std::size_t at, std::size_t k) noexcept {
+			latch_range r[detail::lookup_group];
+			bool found[detail::lookup_group];
+			std::size_t hits =
+			    latch_range_find_many(c_.get(), addrs.data() + at, k, r, found);
+
+			for (std::size_t i = 0; i < k; i++)
+				out[at + i] =
+				    found[i] ? std::optional<range<V>>(typed(r[i])) : std::nullopt;
+			return hits;
+		});
+	}
+
+	/**
 	 * floor() - the range with the greatest start <= @addr, whether or
 	 * not it holds @addr (an address in a gap gets the range before the
 	 * gap).  O(log n), never waits.  Any context.

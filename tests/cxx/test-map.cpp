@@ -170,6 +170,22 @@ static void check_model(long ops)
 	for (auto e = m.last(); e; e = m.prev(e->key), ++rit)
 		CHECK(rit != ref.rend() && e->key == rit->first, "walk back");
 	CHECK(rit == ref.rend(), "walk back: the map ended early");
+	// find_many() answers as the model, past a group of 64.
+	std::vector<uint64_t> probe(150);
+	std::vector<std::optional<std::uint32_t>> got(probe.size());
+	std::size_t want = 0;
+
+	for (uint64_t &k : probe)
+		k = test_rng_below(&rng, keys + 10);
+	std::size_t hits = m.find_many(probe, got.data());
+	for (std::size_t i = 0; i < probe.size(); i++) {
+		auto at = ref.find(probe[i]);
+
+		CHECK(at == ref.end() ? !got[i] : got[i] == at->second, "find_many(%llu)",
+		      (unsigned long long)probe[i]);
+		want += at != ref.end();
+	}
+	CHECK(hits == want, "find_many: %zu hits, the model has %zu", hits, want);
 }
 
 // Errors leave the map as it was; a batch names its first bad change.

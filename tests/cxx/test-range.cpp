@@ -243,6 +243,22 @@ static void check_model(long ops)
 	for (auto r = m.last(); r; r = m.prev(r->start), ++back)
 		CHECK(back != ref.rend() && same_range(r, back->second), "walk backwards");
 	CHECK(back == ref.rend(), "walk backwards: the map ended early");
+	// find_many() answers as find() does, past a group of 64.
+	std::vector<uintptr_t> probe(150);
+	std::vector<std::optional<model_range>> got(probe.size());
+	std::size_t want = 0;
+
+	for (uintptr_t &a : probe)
+		a = test_rng_below(&rng, space + 30);
+	std::size_t hits = m.find_many(probe, got.data());
+	for (std::size_t i = 0; i < probe.size(); i++) {
+		auto one = m.find(probe[i]);
+
+		CHECK(bool(one) == bool(got[i]) && (!one || same_range(got[i], *one)),
+		      "find_many(%#lx)", (unsigned long)probe[i]);
+		want += bool(one);
+	}
+	CHECK(hits == want, "find_many: %zu hits, find() has %zu", hits, want);
 }
 
 // Errors leave the map as it was; a batch or a load names its first bad

@@ -76,6 +76,32 @@ static void model_copy(struct model *to, const struct model *from)
 	to->n = from->n;
 }
 
+/*
+ * latch_map_find_many() of the keys the next bytes name (up to 70: past a
+ * group of 64), against the model.
+ */
+static void check_find_many(const struct latch_map *m, const struct model *md, const uint8_t *data,
+                            size_t size)
+{
+	uint64_t keys[70];
+	void *values[70];
+	bool found[70];
+	size_t n = size < 70 ? size : 70, hits, want = 0;
+
+	for (size_t i = 0; i < n; i++)
+		keys[i] = key_of(data[i]);
+	hits = latch_map_find_many(m, keys, n, values, found);
+	for (size_t i = 0; i < n; i++) {
+		size_t at = model_lower(md, keys[i]);
+		bool has = at < md->n && md->keys[at] == keys[i];
+
+		CHECK(found[i] == has && (!has || values[i] == md->values[at]),
+		      "find_many: key %llu", (unsigned long long)keys[i]);
+		want += has;
+	}
+	CHECK(hits == want, "find_many: %zu hits, the model has %zu", hits, want);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -188,6 +214,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		alloc_fail_at = -1;
 		check_map(&m, &md);
 		CHECK(latch_map_size(&m) == md.n, "size %zu, model %zu", latch_map_size(&m), md.n);
+		check_find_many(&m, &md, data + i, size - i);
 	}
 	latch_map_destroy(&m);
 	return 0;
