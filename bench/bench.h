@@ -16,21 +16,43 @@
 #ifndef LATCH_BENCH_H
 #define LATCH_BENCH_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* What a find_many() call adds up. */
+/* How a find_many() call goes through its keys. */
+enum bench_walk {
+	/* In order: lookups are independent and overlap (throughput). */
+	BENCH_INDEPENDENT,
+	/*
+	 * Each key's index depends on the previous lookup's answer, so a
+	 * lookup cannot start before the one before it has answered (latency).
+	 */
+	BENCH_DEPENDENT,
+	/* In order, also counting the answers that point to the right key (a check). */
+	BENCH_VERIFY,
+};
+
+/* What a find_many() call adds up, and (walk, span) how it goes. */
 struct bench_tally {
-	unsigned long hits;    /* lookups that found their key */
-	unsigned long retries; /* repeated attempts (find_counted() only) */
+	unsigned long hits;     /* lookups that found their key */
+	unsigned long retries;  /* repeated attempts (find_counted() only) */
+	unsigned long verified; /* BENCH_VERIFY: hits whose answer holds (bench_answer_holds) */
+	enum bench_walk walk;   /* in: BENCH_INDEPENDENT unless set */
+	unsigned long span;     /* in: the span BENCH_VERIFY checks answers with */
 };
 
 /* Readers may run on other threads while the writer updates. */
-#define BENCH_SHARED 1u
+#define BENCH_SHARED       1u
 /* Exact-key lookups only: the structure keeps no order. */
-#define BENCH_HASH   2u
+#define BENCH_HASH         2u
+/* A hit's answer points to the key it found, a long (--selfcheck and warm-ups verify it). */
+#define BENCH_ANSWER_KEY   4u
+/* A hit's answer points to the start of the range it found, a long (likewise). */
+#define BENCH_ANSWER_RANGE 8u
 
 struct bench_peer {
 	const char *name;
@@ -60,17 +82,59 @@ struct bench_peer {
 };
 
 /*
+ * The index after @i (of @n) in a BENCH_DEPENDENT walk: i + 1, plus the top
+ * bit of @answer's address, which is 0 for NULL and for user-space pointers
+ * on 64-bit Linux.  The compiler cannot know that, so the next key's load
+ * waits for this answer: the lookups form one chain.
+ */
+static inline size_t bench_next_index(size_t i, const void *answer, size_t n)
+{
+	i += 1 + (size_t)((uintptr_t)answer >> (sizeof(uintptr_t) * CHAR_BIT - 1));
+	return i < n ? i : 0;
+}
+
+/* Whether @answer points to a long s with s <= @key < s + @span. */
+static inline bool bench_answer_holds(const void *answer, long key, unsigned long span)
+{
+	return answer && (unsigned long)key - (unsigned long)*(const long *)answer < span;
+}
+
+/*
  * Defines find_many function @fname for a peer of type @type: for every
  * key, @found (an expression using `p`, `key` and `t`) is non-NULL on a hit.
+ * The lookup is forced inline into each walk's loop, so the independent
+ * walk is the plain loop over the keys it always was.
  */
 #define BENCH_FIND_MANY(fname, type, found)                                                        \
+	static inline __attribute__((always_inline))                                               \
+	const void *fname##_one(type *p, long key, struct bench_tally *t)                          \
+	{                                                                                          \
+		(void)p;                                                                           \
+		(void)t;                                                                           \
+		return (found);                                                                    \
+	}                                                                                          \
 	static void fname(void *peer, const long *keys, size_t n, struct bench_tally *t)           \
 	{                                                                                          \
 		type *p = (type *)peer;                                                            \
 		unsigned long hits = 0;                                                            \
-		for (size_t i = 0; i < n; i++) {                                                   \
-			long key = keys[i];                                                        \
-			hits += (found) != NULL;                                                   \
+                                                                                                   \
+		if (t->walk == BENCH_DEPENDENT) {                                                  \
+			for (size_t i = 0, done = 0; done < n; done++) {                           \
+				const void *answer = fname##_one(p, keys[i], t);                   \
+                                                                                                   \
+				hits += answer != NULL;                                            \
+				i = bench_next_index(i, answer, n);                                \
+			}                                                                          \
+		} else if (t->walk == BENCH_VERIFY) {                                              \
+			for (size_t i = 0; i < n; i++) {                                           \
+				const void *answer = fname##_one(p, keys[i], t);                   \
+                                                                                                   \
+				hits += answer != NULL;                                            \
+				t->verified += bench_answer_holds(answer, keys[i], t->span);       \
+			}                                                                          \
+		} else {                                                                           \
+			for (size_t i = 0; i < n; i++)                                             \
+				hits += fname##_one(p, keys[i], t) != NULL;                        \
 		}                                                                                  \
 		t->hits += hits;                                                                   \
 	}

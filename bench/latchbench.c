@@ -10,6 +10,10 @@
  *	2 read-mostly concurrency      5 batches (latch_tree_commit)
  *	3 write cost, one thread       6 memory per element
  *	7 latched value stores, one flip against two
+ *	8 ordered lookups (floor)      9 bulk loads
+ *
+ * Workload 1 also measures, on random 64-bit keys, lookups whose keys
+ * depend on the previous answer (latency) and their percentiles.
  *
  * Every figure is measured --runs times; each run measures every peer of
  * a cell one after the other ("side by side"), so a ratio is taken within
@@ -25,11 +29,15 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include <latch/value.h>
 
@@ -136,13 +144,9 @@ static void *xmalloc(size_t size)
 	return p;
 }
 
-/* The keys of slots 0..n-1: first + i * stride for i in a random order. */
-static long *make_keys(size_t n, long first, long stride)
+/* Puts keys[0..n-1] in a random order. */
+static void shuffle(long *keys, size_t n)
 {
-	long *keys = xmalloc(n * sizeof(*keys));
-
-	for (size_t i = 0; i < n; i++)
-		keys[i] = first + (long)i * stride;
 	for (size_t i = n; i > 1; i--) {
 		size_t j = rng_below(i);
 		long t = keys[i - 1];
@@ -150,6 +154,43 @@ static long *make_keys(size_t n, long first, long stride)
 		keys[i - 1] = keys[j];
 		keys[j] = t;
 	}
+}
+
+/* The keys of slots 0..n-1: first + i * stride for i in a random order. */
+static long *make_keys(size_t n, long first, long stride)
+{
+	long *keys = xmalloc(n * sizeof(*keys));
+
+	for (size_t i = 0; i < n; i++)
+		keys[i] = first + (long)i * stride;
+	shuffle(keys, n);
+	return keys;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The keys of slots 0..n-1: n different uniform random 64-bit keys, in a random order. */
+static long *make_random_keys(size_t n)
+{
+	long *keys = xmalloc(n * sizeof(*keys));
+	size_t have = 0;
+
+	while (have < n) {
+		/* Draw the missing keys, then drop the repeats (rare: n^2 / 2^65). */
+		for (size_t i = have; i < n; i++)
+			keys[i] = (long)rng_next();
+		qsort(keys, n, sizeof(*keys), cmp_long);
+		have = n ? 1 : 0;
+		for (size_t i = 1; i < n; i++)
+			if (keys[i] != keys[have - 1])
+				keys[have++] = keys[i];
+	}
+	shuffle(keys, n);
 	return keys;
 }
 
@@ -210,19 +251,53 @@ static size_t lookup_count(void)
 	return opt.selfcheck ? 1u << 14 : 1u << 20;
 }
 
+/* The span bench_answer_holds() checks @peer's answers with; 0: they point to no key. */
+static unsigned long answer_span(const struct bench_peer *peer)
+{
+	if (peer->flags & BENCH_ANSWER_KEY)
+		return 1;
+	return peer->flags & BENCH_ANSWER_RANGE ? BENCH_RANGE_LEN : 0;
+}
+
+/*
+ * Fails unless @t counted @done lookups that all hit (or, !@expect_hits,
+ * none did) and, from a BENCH_VERIFY walk of a peer that says what its
+ * answers point to, every hit's answer is right.  @when ends the message.
+ */
+static void check_tally(const struct bench_peer *peer, const struct bench_tally *t, size_t done,
+                        bool expect_hits, const char *when)
+{
+	if (t->hits != (expect_hits ? done : 0))
+		die("%s: %lu of %zu lookups hit%s, expected %s", peer->name, t->hits, done, when,
+		    expect_hits ? "all" : "none");
+	if (t->walk == BENCH_VERIFY && t->span && t->verified != t->hits)
+		die("%s: %lu of %lu hits%s answered with another key", peer->name,
+		    t->hits - t->verified, t->hits, when);
+}
+
+/* Looks up keys[0..n-1] once, checking every answer as check_tally() does. */
+static void check_lookups(const struct bench_peer *peer, void *inst, const long *keys, size_t n,
+                          bool expect_hits, const char *when)
+{
+	struct bench_tally t = { .walk = BENCH_VERIFY, .span = answer_span(peer) };
+
+	peer->find_many(inst, keys, n, &t);
+	check_tally(peer, &t, n, expect_hits, when);
+}
+
 /*
  * Nanoseconds (thread CPU time) per lookup of @peer over @lookups, cycled
- * for at least opt.lookup_s.  Checks every answer: all hits or all misses.
+ * for at least opt.lookup_s, in @walk's order.  Checks every answer: all
+ * hits or all misses, and the first LOOKUP_CHUNK (the warm-up) verified.
  */
 static double measure_lookups(const struct bench_peer *peer, void *inst, const long *lookups,
-                              size_t count, bool expect_hits)
+                              size_t count, bool expect_hits, enum bench_walk walk)
 {
-	struct bench_tally t = { 0, 0 };
+	struct bench_tally t = { .walk = walk };
 	size_t done = 0, at = 0;
 	double t0, elapsed;
 
-	peer->find_many(inst, lookups, LOOKUP_CHUNK, &t); /* warm up */
-	t.hits = 0;
+	check_lookups(peer, inst, lookups, LOOKUP_CHUNK, expect_hits, ""); /* and warm up */
 	t0 = cpu_s();
 	do {
 		peer->find_many(inst, lookups + at, LOOKUP_CHUNK, &t);
@@ -230,20 +305,14 @@ static double measure_lookups(const struct bench_peer *peer, void *inst, const l
 		at = (at + LOOKUP_CHUNK) % count;
 		elapsed = cpu_s() - t0;
 	} while (elapsed < opt.lookup_s);
-	if (t.hits != (expect_hits ? done : 0))
-		die("%s: %lu of %zu lookups hit, expected %s", peer->name, t.hits, done,
-		    expect_hits ? "all" : "none");
+	check_tally(peer, &t, done, expect_hits, "");
 	return elapsed * 1e9 / (double)done;
 }
 
-/* Fails unless @peer finds every one of keys[0..n-1]. */
+/* Fails unless @peer finds every one of keys[0..n-1] (and right, where it can tell). */
 static void check_all_found(const struct bench_peer *peer, void *inst, const long *keys, size_t n)
 {
-	struct bench_tally t = { 0, 0 };
-
-	peer->find_many(inst, keys, n, &t);
-	if (t.hits != n)
-		die("%s: %lu of its %zu keys found after the writes", peer->name, t.hits, n);
+	check_lookups(peer, inst, keys, n, true, " after the writes");
 }
 
 /* Nanoseconds (thread CPU time) per insert+erase pair: erase a slot, insert it again. */
@@ -371,7 +440,7 @@ static void single_thread_workloads(const size_t *sizes, size_t nsizes)
 					report_add(1, (long)n, lookup_cases[c],
 					           bench_peers[p]->name, "ns/lookup",
 					           measure_lookups(bench_peers[p], inst[p], lookups,
-					                           count, hit));
+					                           count, hit, BENCH_INDEPENDENT));
 				}
 			free(lookups);
 		}
@@ -386,6 +455,135 @@ static void single_thread_workloads(const size_t *sizes, size_t nsizes)
 		/* After all those writes every key must still be found. */
 		check_destroy_all(bench_peers, np, inst, keys, n);
 		free(slots);
+		free(keys);
+	}
+	free(inst);
+	progress_done();
+}
+
+/* ---- workload 1: latency and its tail, on random 64-bit keys ------------------ */
+
+/*
+ * The clock that times a batch of lookups: the time-stamp counter on x86
+ * (a few ns to read; lfence keeps the lookups inside the two reads), else
+ * CLOCK_MONOTONIC in ns.  Converted to ns against CLOCK_MONOTONIC over the
+ * whole measurement, so no frequency is assumed.
+ */
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t t;
+
+	_mm_lfence();
+	t = __rdtsc();
+	_mm_lfence();
+	return t;
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Dependent lookups per timed batch of measure_tail(). */
+#define TAIL_BATCH 8
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The latency of single lookups, as percentiles: batches of TAIL_BATCH
+ * dependent lookups (a BENCH_DEPENDENT walk) are timed one by one with
+ * ticks(), for at least opt.lookup_s and enough batches for p99.9; each
+ * batch's time, less the median time of an empty batch (the same timed
+ * call with no key: the clock's and the call's cost, reported beside),
+ * divided by TAIL_BATCH is one sample.  Wall-clock time: a batch that was
+ * interrupted or descheduled counts in full, as it would for a caller.
+ */
+static void measure_tail(const struct bench_peer *peer, void *inst, const long *lookups,
+                         size_t count, long n)
+{
+	static const struct {
+		const char *what;
+		double q;
+	} quantiles[] = { { "chain p50", 0.5 }, { "chain p99", 0.99 }, { "chain p99.9", 0.999 } };
+	const size_t min = opt.selfcheck ? 1u << 8 : opt.quick ? 1u << 13 : 1u << 15;
+	const size_t max = 1u << 18, empties = 1u << 12;
+	uint64_t *tk = xmalloc(max * sizeof(*tk)), empty, c0;
+	struct bench_tally t = { .walk = BENCH_DEPENDENT };
+	size_t k, at = 0;
+	double w0, ns_per_tick;
+
+	for (k = 0; k < empties; k++) {
+		uint64_t t0 = ticks();
+
+		peer->find_many(inst, lookups, 0, &t);
+		tk[k] = ticks() - t0;
+	}
+	qsort(tk, empties, sizeof(*tk), cmp_u64);
+	empty = tk[empties / 2];
+	w0 = now_s();
+	c0 = ticks();
+	for (k = 0; k < max && (k < min || k % 1024 || now_s() - w0 < opt.lookup_s); k++) {
+		uint64_t t0 = ticks();
+
+		peer->find_many(inst, lookups + at, TAIL_BATCH, &t);
+		tk[k] = ticks() - t0;
+		at = (at + TAIL_BATCH) % count;
+	}
+	ns_per_tick = (now_s() - w0) * 1e9 / (double)(ticks() - c0);
+	check_tally(peer, &t, k * TAIL_BATCH, true, "");
+	qsort(tk, k, sizeof(*tk), cmp_u64);
+	for (size_t q = 0; q < sizeof(quantiles) / sizeof(quantiles[0]); q++) {
+		uint64_t b = tk[(size_t)ceil(quantiles[q].q * (double)k) - 1];
+
+		report_add(1, n, quantiles[q].what, peer->name, "ns/lookup",
+		           (double)(b > empty ? b - empty : 0) * ns_per_tick / TAIL_BATCH);
+	}
+	report_add(1, n, "empty batch", peer->name, "timer ns/batch", (double)empty * ns_per_tick);
+	free(tk);
+}
+
+/*
+ * Workload 1 on n uniform random 64-bit keys, uniform hits: ns per lookup
+ * independent (throughput) and dependent (latency), and the latency's
+ * percentiles (measure_tail()), every peer side by side in each run.
+ */
+static void latency_workload(const size_t *sizes, size_t nsizes)
+{
+	static const struct {
+		const char *what;
+		enum bench_walk walk;
+	} walks[] = { { "random hit", BENCH_INDEPENDENT }, { "random chain", BENCH_DEPENDENT } };
+	const size_t np = bench_peer_count;
+	void **inst = xmalloc(np * sizeof(*inst));
+
+	for (size_t si = 0; si < nsizes; si++) {
+		size_t n = sizes[si], count = lookup_count();
+		long *keys = make_random_keys(n);
+		long *lookups = make_lookups(keys, n, count, false, 0);
+
+		build_all(bench_peers, np, keys, n, inst, false);
+		for (int r = 0; r < opt.runs; r++)
+			for (size_t p = 0; p < np; p++) {
+				const struct bench_peer *peer = bench_peers[p];
+
+				progress("[1 latency] n=%zu %s run %d/%d", n, peer->name, r + 1,
+				         opt.runs);
+				for (size_t w = 0; w < sizeof(walks) / sizeof(walks[0]); w++)
+					report_add(1, (long)n, walks[w].what, peer->name,
+					           "ns/lookup",
+					           measure_lookups(peer, inst[p], lookups, count,
+					                           true, walks[w].walk));
+				measure_tail(peer, inst[p], lookups, count, (long)n);
+			}
+		check_destroy_all(bench_peers, np, inst, keys, n);
+		free(lookups);
 		free(keys);
 	}
 	free(inst);
@@ -411,7 +609,7 @@ static void *reader_main(void *arg)
 	struct concurrent *c = arg;
 	void (*find)(void *, const long *, size_t, struct bench_tally *) =
 	    c->peer->find_counted ? c->peer->find_counted : c->peer->find_many;
-	struct bench_tally t = { 0, 0 };
+	struct bench_tally t = { .hits = 0 };
 	unsigned long done = 0;
 	size_t at;
 
@@ -669,7 +867,8 @@ static void range_workload(const size_t *sizes, size_t nsizes)
 				progress("[4 ranges] n=%zu %s run %d/%d", n, peer->name, r + 1,
 				         opt.runs);
 				report_add(4, (long)n, "find", peer->name, "ns/op",
-				           measure_lookups(peer, inst[p], lookups, count, true));
+				           measure_lookups(peer, inst[p], lookups, count, true,
+				                           BENCH_INDEPENDENT));
 				report_add(4, (long)n, "insert+erase", peer->name, "ns/op",
 				           measure_writes(peer, inst[p], keys, slots, 1u << 16));
 			}
@@ -709,7 +908,8 @@ static void dlfo_workload(void)
 			progress("[4 ranges] %zu loaded objects %s run %d/%d", n, peers[p]->name,
 			         r + 1, opt.runs);
 			report_add(4, (long)n, "loaded objects", peers[p]->name, "ns/op",
-			           measure_lookups(peers[p], inst[p], lookups, count, true));
+			           measure_lookups(peers[p], inst[p], lookups, count, true,
+			                           BENCH_INDEPENDENT));
 		}
 	for (size_t p = 0; p < 2; p++)
 		peers[p]->destroy(inst[p]);
@@ -821,11 +1021,13 @@ static void floor_workload(const size_t *sizes, size_t nsizes)
 				struct bench_peer floor_peer = *peers[p];
 
 				floor_peer.find_many = peers[p]->floor_many;
+				/* A floor's answer points to the key found, not the one asked for. */
+				floor_peer.flags &= ~(BENCH_ANSWER_KEY | BENCH_ANSWER_RANGE);
 				progress("[8 floor] n=%zu %s run %d/%d", n, peers[p]->name, r + 1,
 				         opt.runs);
-				report_add(
-				    8, (long)n, "floor", peers[p]->name, "ns/lookup",
-				    measure_lookups(&floor_peer, inst[p], lookups, count, true));
+				report_add(8, (long)n, "floor", peers[p]->name, "ns/lookup",
+				           measure_lookups(&floor_peer, inst[p], lookups, count,
+				                           true, BENCH_INDEPENDENT));
 			}
 		check_destroy_all(peers, np, inst, keys, n);
 		free(lookups);
@@ -835,13 +1037,6 @@ static void floor_workload(const size_t *sizes, size_t nsizes)
 }
 
 /* ---- workload 9: bulk loads -------------------------------------------------- */
-
-static int cmp_long(const void *a, const void *b)
-{
-	long x = *(const long *)a, y = *(const long *)b;
-
-	return (x > y) - (x < y);
-}
 
 /*
  * For every peer with load_sorted(): n inserts in random order against one
@@ -1041,6 +1236,8 @@ int main(int argc, char **argv)
 	report_header(stdout);
 	if (opt.workload[1] || opt.workload[3] || opt.workload[6])
 		single_thread_workloads(sizes, opt.selfcheck ? 2 : 3);
+	if (opt.workload[1])
+		latency_workload(sizes + 1, opt.selfcheck ? 1 : 2);
 	if (opt.workload[2])
 		concurrency_workload(opt.selfcheck || opt.quick ? sizes + 1 : concurrent_full,
 		                     opt.selfcheck || opt.quick ? 1 : 2);

@@ -5,12 +5,13 @@
 extern const struct bench_peer bench_peer_plain, bench_peer_seqlock, bench_peer_rwlock,
     bench_peer_mutex, bench_peer_tsearch, bench_peer_urcu_lfht, bench_peer_ck_hs,
     bench_peer_sorted_latch, bench_peer_latch_2flip, bench_range_peer_latch,
-    bench_range_peer_sorted_latch, bench_range_peer_rwlock, bench_peer_latch_map;
+    bench_range_peer_sorted_latch, bench_range_peer_rwlock, bench_peer_latch_map,
+    bench_peer_branchless, bench_range_peer_branchless, bench_peer_absl_flat, bench_peer_absl_btree;
 
 /* plain first: it is the baseline of the lookup and write ratios. */
 const struct bench_peer *const bench_peers[] = {
-	&bench_peer_plain,        &bench_peer_latch,     &bench_peer_latch_2flip,
-	&bench_peer_seqlock,      &bench_peer_rwlock,    &bench_peer_mutex,
+	&bench_peer_plain,        &bench_peer_latch,      &bench_peer_latch_2flip,
+	&bench_peer_seqlock,      &bench_peer_rwlock,     &bench_peer_mutex,
 	&bench_peer_tsearch,
 #ifdef LATCH_BENCH_HAVE_URCU
 	&bench_peer_urcu_lfht,
@@ -18,7 +19,10 @@ const struct bench_peer *const bench_peers[] = {
 #ifdef LATCH_BENCH_HAVE_CK
 	&bench_peer_ck_hs,
 #endif
-	&bench_peer_sorted_latch, &bench_peer_latch_map,
+#ifdef LATCH_BENCH_HAVE_ABSL
+	&bench_peer_absl_flat,    &bench_peer_absl_btree,
+#endif
+	&bench_peer_sorted_latch, &bench_peer_latch_map,  &bench_peer_branchless,
 };
 const size_t bench_peer_count = sizeof(bench_peers) / sizeof(bench_peers[0]);
 
@@ -26,6 +30,7 @@ const struct bench_peer *const bench_range_peers[] = {
 	&bench_range_peer_latch,
 	&bench_range_peer_sorted_latch,
 	&bench_range_peer_rwlock,
+	&bench_range_peer_branchless,
 };
 const size_t bench_range_peer_count = sizeof(bench_range_peers) / sizeof(bench_range_peers[0]);
 
@@ -35,6 +40,9 @@ const char *const bench_missing[] = {
 #endif
 #ifndef LATCH_BENCH_HAVE_CK
 	"ck-hs: not built: Concurrency Kit not found (apt-get install libck-dev)",
+#endif
+#ifndef LATCH_BENCH_HAVE_ABSL
+	"absl-flat, absl-btree: not built: abseil not found (apt-get install libabsl-dev)",
 #endif
 #ifndef LATCH_BENCH_HAVE_DLFO
 	"_dl_find_object: not built: the C library has no _dl_find_object() (glibc < 2.35)",

@@ -91,7 +91,7 @@ BENCH_FIND_MANY(ck_find_many, struct ck_peer,
 
 const struct bench_peer bench_peer_ck_hs = {
 	.name = "ck-hs",
-	.flags = BENCH_SHARED | BENCH_HASH,
+	.flags = BENCH_SHARED | BENCH_HASH | BENCH_ANSWER_KEY,
 	.create = ck_create,
 	.destroy = ck_destroy,
 	.insert = ck_insert,

@@ -112,7 +112,7 @@ BENCH_FIND_MANY(map_floor_many, struct map_peer, map_floor(p, key))
 
 const struct bench_peer bench_peer_latch_map = {
 	.name = "latch-map",
-	.flags = BENCH_SHARED,
+	.flags = BENCH_SHARED | BENCH_ANSWER_KEY,
 	.create = map_create,
 	.destroy = map_destroy,
 	.insert = map_insert,

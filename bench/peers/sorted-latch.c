@@ -207,10 +207,10 @@ static inline const struct sorted_range *sorted_find(const struct sorted_latch *
 
 BENCH_FIND_MANY(sorted_find_many, struct sorted_latch, sorted_find(p, key))
 
-/* Declares the sorted-latch peer @var whose instances come from @create_fn. */
-#define SORTED_PEER(var, create_fn)                                                                \
+/* Declares the sorted-latch peer @var: instances from @create_fn, answers as @answer_flag says. */
+#define SORTED_PEER(var, create_fn, answer_flag)                                                   \
 	const struct bench_peer var = { .name = "sorted-latch",                                    \
-		                        .flags = BENCH_SHARED,                                     \
+		                        .flags = BENCH_SHARED | (answer_flag),                     \
 		                        .create = (create_fn),                                     \
 		                        .destroy = sorted_destroy,                                 \
 		                        .load = sorted_load,                                       \
@@ -218,5 +218,6 @@ BENCH_FIND_MANY(sorted_find_many, struct sorted_latch, sorted_find(p, key))
 		                        .erase = sorted_erase,                                     \
 		                        .find_many = sorted_find_many }
 
-SORTED_PEER(bench_peer_sorted_latch, sorted_create_keys);
-SORTED_PEER(bench_range_peer_sorted_latch, sorted_create_ranges);
+/* A hit's answer is its range, which starts with the start: the key, or the range's. */
+SORTED_PEER(bench_peer_sorted_latch, sorted_create_keys, BENCH_ANSWER_KEY);
+SORTED_PEER(bench_range_peer_sorted_latch, sorted_create_ranges, BENCH_ANSWER_RANGE);
