@@ -43,6 +43,11 @@ struct bench_tally {
 	unsigned long verified; /* BENCH_VERIFY: hits whose answer holds (bench_answer_holds) */
 	enum bench_walk walk;   /* in: BENCH_INDEPENDENT unless set */
 	unsigned long span;     /* in: the span BENCH_VERIFY checks answers with */
+	/*
+	 * in: look the keys up in batches of this many, each one call of the
+	 * peer's batched lookup (peers with find_batch only; 0: one by one).
+	 */
+	size_t batch;
 };
 
 /* Readers may run on other threads while the writer updates. */
@@ -68,6 +73,11 @@ struct bench_peer {
 	void (*erase)(void *peer, size_t slot);
 	/* Reader: look up keys[0..n-1]. */
 	void (*find_many)(void *peer, const long *keys, size_t n, struct bench_tally *t);
+	/*
+	 * Optional: look up keys[0..n-1] (an independent or verifying walk)
+	 * with the structure's batched lookup, t->batch keys per call.
+	 */
+	void (*find_batch)(void *peer, const long *keys, size_t n, struct bench_tally *t);
 	/* Optional (ordered peers): the greatest key <= keys[i], for every i; a hit finds one. */
 	void (*floor_many)(void *peer, const long *keys, size_t n, struct bench_tally *t);
 	/* Optional: one atomic batch inserting (or erasing) slots[0..n-1], n <= BENCH_MAX_BATCH. */
@@ -98,6 +108,36 @@ static inline bool bench_answer_holds(const void *answer, long key, unsigned lon
 {
 	return answer && (unsigned long)key - (unsigned long)*(const long *)answer < span;
 }
+
+/*
+ * Defines find_batch function @fname for a peer of type @type, whose
+ * batched lookup is the statement @lookup: it answers the @k keys at
+ * @keys (const uint64_t *) into @answers (const void *[], NULL for a miss).
+ */
+#define BENCH_FIND_BATCH(fname, type, lookup)                                                      \
+	static void fname(void *peer, const long *longs, size_t n, struct bench_tally *t)          \
+	{                                                                                          \
+		type *p = (type *)peer;                                                            \
+		const void *answers[BENCH_MAX_LOOKUP_BATCH];                                       \
+		uint64_t keys[BENCH_MAX_LOOKUP_BATCH];                                             \
+                                                                                                   \
+		for (size_t at = 0; at < n; at += t->batch) {                                      \
+			size_t k = n - at < t->batch ? n - at : t->batch;                          \
+                                                                                                   \
+			for (size_t i = 0; i < k; i++)                                             \
+				keys[i] = (uint64_t)longs[at + i];                                 \
+			lookup;                                                                    \
+			for (size_t i = 0; i < k; i++) {                                           \
+				t->hits += answers[i] != NULL;                                     \
+				if (t->walk == BENCH_VERIFY)                                       \
+					t->verified += bench_answer_holds(answers[i],              \
+					                                  longs[at + i], t->span); \
+			}                                                                          \
+		}                                                                                  \
+	}
+
+/* The largest batch a find_batch() call is given. */
+#define BENCH_MAX_LOOKUP_BATCH 256
 
 /*
  * Defines find_many function @fname for a peer of type @type: for every

@@ -108,6 +108,15 @@ static inline void *map_floor(const struct map_peer *p, long key)
 }
 
 BENCH_FIND_MANY(map_find_many, struct map_peer, map_find(p, key))
+/* latch_map_find_many(): one call per batch, every answer from one state. */
+BENCH_FIND_BATCH(map_find_batch, struct map_peer, {
+	void *values[BENCH_MAX_LOOKUP_BATCH];
+	bool found[BENCH_MAX_LOOKUP_BATCH];
+
+	latch_map_find_many(&p->map, keys, k, values, found);
+	for (size_t i = 0; i < k; i++)
+		answers[i] = found[i] ? values[i] : NULL;
+})
 BENCH_FIND_MANY(map_floor_many, struct map_peer, map_floor(p, key))
 
 const struct bench_peer bench_peer_latch_map = {
@@ -119,6 +128,7 @@ const struct bench_peer bench_peer_latch_map = {
 	.erase = map_erase,
 	.load_sorted = map_load_sorted,
 	.find_many = map_find_many,
+	.find_batch = map_find_batch,
 	.floor_many = map_floor_many,
 	.commit = map_commit,
 };

@@ -66,16 +66,36 @@ static void latch_range_peer_load_sorted(void *peer, const long *keys, size_t n)
 	free(r);
 }
 
-BENCH_FIND_MANY(range_peer_find_many, struct latch_range_peer,
-                latch_range_find(&p->map, (uintptr_t)key, NULL) ? p : NULL)
+/* The range's value: the pool entry that holds its start. */
+static inline const void *range_peer_find(const struct latch_range_peer *p, long key)
+{
+	struct latch_range r;
+
+	return latch_range_find(&p->map, (uintptr_t)key, &r) ? r.value : NULL;
+}
+
+BENCH_FIND_MANY(range_peer_find_many, struct latch_range_peer, range_peer_find(p, key))
+/* latch_range_find_many(): one call per batch, every answer from one state. */
+BENCH_FIND_BATCH(range_peer_find_batch, struct latch_range_peer, {
+	uintptr_t addrs[BENCH_MAX_LOOKUP_BATCH];
+	struct latch_range out[BENCH_MAX_LOOKUP_BATCH];
+	bool found[BENCH_MAX_LOOKUP_BATCH];
+
+	for (size_t i = 0; i < k; i++)
+		addrs[i] = (uintptr_t)keys[i];
+	latch_range_find_many(&p->map, addrs, k, out, found);
+	for (size_t i = 0; i < k; i++)
+		answers[i] = found[i] ? out[i].value : NULL;
+})
 
 const struct bench_peer bench_range_peer_latch = {
 	.name = "latch",
-	.flags = BENCH_SHARED,
+	.flags = BENCH_SHARED | BENCH_ANSWER_RANGE,
 	.create = latch_range_create,
 	.destroy = latch_range_destroy,
 	.insert = latch_range_peer_insert,
 	.erase = latch_range_peer_erase,
 	.load_sorted = latch_range_peer_load_sorted,
 	.find_many = range_peer_find_many,
+	.find_batch = range_peer_find_batch,
 };
