@@ -3,7 +3,7 @@
  * latchbench: liblatch against every peer, side by side.
  *
  *	latchbench [--quick] [--runs N] [--readers N] [--csv FILE] [--workloads LIST]
- *	           [--selfcheck]
+ *	           [--selfcheck] [--small-pages]
  *
  * Workloads (see docs/benchmarks.md):
  *	1 lookup cost, one thread      4 address ranges
@@ -42,6 +42,7 @@
 #include <latch/value.h>
 
 #include "bench.h"
+#include "btree.h" /* latch_btree_huge_pages_hook_ (the library is built with its test hooks) */
 #include "report.h"
 
 /* ---- options ---------------------------------------------------------- */
@@ -290,17 +291,27 @@ static void check_lookups(const struct bench_peer *peer, void *inst, const long 
  * for at least opt.lookup_s, in @walk's order.  Checks every answer: all
  * hits or all misses, and the first LOOKUP_CHUNK (the warm-up) verified.
  */
-static double measure_lookups(const struct bench_peer *peer, void *inst, const long *lookups,
-                              size_t count, bool expect_hits, enum bench_walk walk)
+static double measure_lookups_in(const struct bench_peer *peer, void *inst, const long *lookups,
+                                 size_t count, bool expect_hits, enum bench_walk walk, size_t batch)
 {
-	struct bench_tally t = { .walk = walk };
+	struct bench_tally t = { .walk = walk, .batch = batch };
+	struct bench_tally check = { .walk = BENCH_VERIFY,
+		                     .span = answer_span(peer),
+		                     .batch = batch };
+	void (*find)(void *, const long *, size_t, struct bench_tally *) =
+	    batch ? peer->find_batch : peer->find_many;
 	size_t done = 0, at = 0;
 	double t0, elapsed;
 
 	check_lookups(peer, inst, lookups, LOOKUP_CHUNK, expect_hits, ""); /* and warm up */
+	if (batch) {
+		/* The batched lookup's answers too. */
+		find(inst, lookups, LOOKUP_CHUNK, &check);
+		check_tally(peer, &check, LOOKUP_CHUNK, expect_hits, " (batched)");
+	}
 	t0 = cpu_s();
 	do {
-		peer->find_many(inst, lookups + at, LOOKUP_CHUNK, &t);
+		find(inst, lookups + at, LOOKUP_CHUNK, &t);
 		done += LOOKUP_CHUNK;
 		at = (at + LOOKUP_CHUNK) % count;
 		elapsed = cpu_s() - t0;
@@ -308,6 +319,16 @@ static double measure_lookups(const struct bench_peer *peer, void *inst, const l
 	check_tally(peer, &t, done, expect_hits, "");
 	return elapsed * 1e9 / (double)done;
 }
+
+/* measure_lookups_in() one lookup at a time. */
+static double measure_lookups(const struct bench_peer *peer, void *inst, const long *lookups,
+                              size_t count, bool expect_hits, enum bench_walk walk)
+{
+	return measure_lookups_in(peer, inst, lookups, count, expect_hits, walk, 0);
+}
+
+/* The batch sizes of the batched lookups' cells. */
+static const size_t lookup_batches[] = { 16, 64, 256 };
 
 /* Fails unless @peer finds every one of keys[0..n-1] (and right, where it can tell). */
 static void check_all_found(const struct bench_peer *peer, void *inst, const long *keys, size_t n)
@@ -580,6 +601,16 @@ static void latency_workload(const size_t *sizes, size_t nsizes)
 					           "ns/lookup",
 					           measure_lookups(peer, inst[p], lookups, count,
 					                           true, walks[w].walk));
+				for (size_t b = 0; peer->find_batch && b < 3; b++) {
+					char what[32];
+
+					snprintf(what, sizeof(what), "random hit x%zu",
+					         lookup_batches[b]);
+					report_add(1, (long)n, what, peer->name, "ns/lookup",
+					           measure_lookups_in(peer, inst[p], lookups, count,
+					                              true, BENCH_INDEPENDENT,
+					                              lookup_batches[b]));
+				}
 				measure_tail(peer, inst[p], lookups, count, (long)n);
 			}
 		check_destroy_all(bench_peers, np, inst, keys, n);
@@ -869,6 +900,10 @@ static void range_workload(const size_t *sizes, size_t nsizes)
 				report_add(4, (long)n, "find", peer->name, "ns/op",
 				           measure_lookups(peer, inst[p], lookups, count, true,
 				                           BENCH_INDEPENDENT));
+				if (peer->find_batch)
+					report_add(4, (long)n, "find x64", peer->name, "ns/op",
+					           measure_lookups_in(peer, inst[p], lookups, count,
+					                              true, BENCH_INDEPENDENT, 64));
 				report_add(4, (long)n, "insert+erase", peer->name, "ns/op",
 				           measure_writes(peer, inst[p], keys, slots, 1u << 16));
 			}
@@ -1173,7 +1208,7 @@ static void value_workload(void)
 static void usage(void)
 {
 	fputs("usage: latchbench [--quick] [--runs N] [--readers N] [--csv FILE] "
-	      "[--workloads 1,2,...] [--selfcheck]\n",
+	      "[--workloads 1,2,...] [--selfcheck] [--small-pages]\n",
 	      stderr);
 	exit(2);
 }
@@ -1189,6 +1224,9 @@ static void parse_args(int argc, char **argv)
 			opt.quick = true;
 		} else if (!strcmp(argv[i], "--selfcheck")) {
 			opt.selfcheck = true;
+		} else if (!strcmp(argv[i], "--small-pages")) {
+			/* The maps' pools without huge-page regions: their effect, measured. */
+			latch_btree_huge_pages_hook_ = false;
 		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
 			opt.csv = argv[++i];
 		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {

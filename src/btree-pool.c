@@ -13,9 +13,13 @@
  * return memory to the system before latch_btree_destroy(), and never
  * hand a node of one kind out as the other (docs/design.md, section 7).
  */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* madvise() */
+#endif
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <latch/map.h>
 #include <latch/range.h>
@@ -40,6 +44,10 @@ static void *default_alloc(size_t align, size_t size)
 }
 
 void *(*latch_btree_alloc_hook_)(size_t align, size_t size) = default_alloc;
+bool latch_btree_huge_pages_hook_ = true;
+#define HUGE_PAGES latch_btree_huge_pages_hook_
+#else
+#define HUGE_PAGES true
 #endif
 
 void *latch_btree_alloc(size_t align, size_t size)
@@ -63,12 +71,47 @@ static struct latch_btree_node *chunk_node(const struct latch_btree_pool *p, voi
 	return (struct latch_btree_node *)((char *)chunk + i * p->node_size);
 }
 
+/*
+ * Memory for one chunk of @p, carved from its newest region or from a new
+ * one: a region of one chunk while the pool is small, a huge-page region
+ * once it holds LATCH_BTREE_HUGE_REGION bytes (so a small map never
+ * reserves 2 MB, and a large one wastes at most one region's tail per
+ * pool).  NULL when the allocator fails.
+ */
+static void *chunk_alloc(struct latch_btree_pool *p)
+{
+	/* A region starts with its link, padded to a node's alignment. */
+	const size_t head = _Alignof(struct latch_btree_node);
+	size_t need = (LATCH_BTREE_CHUNK * p->node_size + sizeof(void *) + head - 1) / head * head;
+	void *c;
+
+	if (p->spare_bytes < need) {
+		bool huge = HUGE_PAGES && p->total * p->node_size >= LATCH_BTREE_HUGE_REGION;
+		size_t size = huge ? LATCH_BTREE_HUGE_REGION : head + need;
+		void **r = latch_btree_alloc(huge ? LATCH_BTREE_HUGE_REGION : head, size);
+
+		if (!r)
+			return NULL;
+#ifdef MADV_HUGEPAGE
+		/* A hint: where the kernel grants no huge page, 4 KB pages serve. */
+		if (huge)
+			(void)madvise(r, size, MADV_HUGEPAGE);
+#endif
+		*r = p->regions;
+		p->regions = r;
+		p->spare = (char *)r + head;
+		p->spare_bytes = size - head;
+	}
+	c = p->spare;
+	p->spare += need;
+	p->spare_bytes -= need;
+	return c;
+}
+
 int latch_btree_pool_reserve(struct latch_btree_pool *p, size_t want)
 {
 	while (p->free < want) {
-		size_t bytes = LATCH_BTREE_CHUNK * p->node_size + sizeof(void *);
-		void *c =
-		    latch_btree_alloc(_Alignof(struct latch_btree_node), (bytes + 63) / 64 * 64);
+		void *c = chunk_alloc(p);
 
 		if (!c)
 			return -ENOMEM;
@@ -129,11 +172,11 @@ void latch_btree_pool_refill(struct latch_btree_pool *p,
 
 static void pool_free(struct latch_btree_pool *p)
 {
-	while (p->chunks) {
-		void *c = p->chunks;
+	while (p->regions) {
+		void **r = p->regions;
 
-		p->chunks = *chunk_link(p, c);
-		free(c);
+		p->regions = *r;
+		free(r);
 	}
 }
 

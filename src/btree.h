@@ -73,14 +73,26 @@ struct latch_btree_span_leaf {
 	uintptr_t end[LATCH_BTREE_FANOUT];
 } __attribute__((aligned(64)));
 
-/* A type-stable pool of nodes of one kind. */
+/*
+ * A type-stable pool of nodes of one kind.  Nodes come in chunks of
+ * LATCH_BTREE_CHUNK, carved from regions the pool allocates: one chunk
+ * each at first, then, once the pool holds LATCH_BTREE_HUGE_REGION bytes,
+ * regions of that size and alignment, which the kernel is asked to back
+ * with huge pages (fewer TLB misses for lookups in large maps).
+ */
 struct latch_btree_pool {
-	void *free_list;  /* a node; the next free node is in its slot[0] */
-	void *chunks;     /* the newest chunk; each chunk links to the previous one */
-	size_t total;     /* nodes in all chunks */
-	size_t free;      /* nodes on the free list */
-	size_t node_size; /* bytes per node */
+	void *free_list;    /* a node; the next free node is in its slot[0] */
+	void *chunks;       /* the newest chunk; each chunk links to the previous one */
+	size_t total;       /* nodes in all chunks */
+	size_t free;        /* nodes on the free list */
+	size_t node_size;   /* bytes per node */
+	void *regions;      /* the newest region; each links (first word) to the previous one */
+	char *spare;        /* the newest region's bytes not yet carved into chunks */
+	size_t spare_bytes; /* how many */
 };
+
+/* The size and alignment of a huge-page region (2 MB: x86-64's and arm64's huge page). */
+#define LATCH_BTREE_HUGE_REGION ((size_t)2 << 20)
 
 /*
  * The core: one latch counter and two full trees (copy 0 and copy 1)
@@ -159,6 +171,8 @@ void latch_btree_destroy(struct latch_btree *t);
 void *latch_btree_alloc(size_t align, size_t size);
 #ifdef LATCH_TEST_HOOKS
 extern void *(*latch_btree_alloc_hook_)(size_t align, size_t size);
+/* false: pools never take huge-page regions (latchbench measures both). */
+extern bool latch_btree_huge_pages_hook_;
 #endif
 
 /*

@@ -98,6 +98,9 @@ void *memset(void *dst, int c, size_t n)
 		m->pool[i].total = 0;
 		m->pool[i].free = 0;
 		m->pool[i].node_size = 0;
+		m->pool[i].regions = NULL;
+		m->pool[i].spare = NULL;
+		m->pool[i].spare_bytes = 0;
 	}
 	m->spans = false;
 	return dst;

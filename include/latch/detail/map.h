@@ -12,9 +12,9 @@
 
 /*
  * Pointer-sized words of the core: the latch counter, two copies' root,
- * size and height, two node pools of five words, and a flag.  The
+ * size and height, two node pools of eight words, and a flag.  The
  * library checks that it matches the core's size and alignment.
  */
-#define LATCH_BTREE_CORE_WORDS_ 18
+#define LATCH_BTREE_CORE_WORDS_ 24
 
 #endif /* LATCH_DETAIL_MAP_H */
