@@ -17,7 +17,7 @@ import java.util.function.LongUnaryOperator;
 public final class Workload {
 	private static final String PAYLOAD = "Workload$Payload";
 	private static final int LOADERS_PER_ROUND = 24;
-	private static final int CALLS_PER_LOADER = 3000;
+	private static final int CALLS_PER_LOADER = 20000;
 
 	/** Defined once per throwaway loader; its methods are compiled and unloaded with it. */
 	public static final class Payload implements LongUnaryOperator {
