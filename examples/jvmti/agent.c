@@ -578,11 +578,12 @@ static void stop_sampling(void)
 
 static bool is_record(const void *p)
 {
+	/* Compared as integers: @p may point anywhere when an answer is wrong. */
 	for (const struct chunk *c = chunks; c; c = c->next) {
-		const struct record *first = c->records;
+		uintptr_t first = (uintptr_t)c->records, off = (uintptr_t)p - first;
 
-		if ((const struct record *)p >= first && (const struct record *)p < first + c->used)
-			return ((uintptr_t)p - (uintptr_t)first) % sizeof(*first) == 0;
+		if ((uintptr_t)p >= first && off < c->used * sizeof(struct record))
+			return off % sizeof(struct record) == 0;
 	}
 	return false;
 }
