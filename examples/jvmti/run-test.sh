@@ -60,7 +60,7 @@ case $check in
 *) fail="$fail; the check found wrong answers (or did not run)" ;;
 esac
 if [ -n "$fail" ]; then
-	echo "example-jvmti: FAIL${fail#;}"
+	echo "example-jvmti: FAIL:${fail#;}"
 	exit 1
 fi
 echo "example-jvmti: passed: $unloads unloads, $in_jit samples in compiled code, every answer right"
