@@ -128,7 +128,12 @@ static unsigned long loads, unloads, stale_unloads, stubs, evictions, duplicates
  * runs, 2k + 2 once it returned.  Only writers holding agent_lock add to it.
  */
 static atomic_ulong seq;
-/* Set around each writer call; initial-exec so a handler reads it without a call. */
+/*
+ * Set around each writer call.  initial-exec: a handler reads it at a fixed
+ * offset from the thread pointer, where the default model for a dlopen()ed
+ * library may call __tls_get_addr(), which can allocate on a thread's first
+ * access and so is not async-signal-safe.
+ */
 static _Thread_local volatile sig_atomic_t in_writer __attribute__((tls_model("initial-exec")));
 
 static struct sample *samples;

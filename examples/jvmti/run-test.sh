@@ -32,9 +32,12 @@ trap 'rm -f "$out"' EXIT
 echo "example-jvmti: $java $flags -agentpath:$agent -cp $classes Workload $seconds"
 status=0
 # The watchdog: a JVM that hangs (a lookup that waited, a deadlock in the
-# agent) is killed, and the test fails, well before CTest's own timeout.
-timeout -k 10 $((seconds + 90)) "$java" $flags "-agentpath:$agent" -cp "$classes" Workload \
-	"$seconds" >"$out" 2>&1 || status=$?
+# agent) is killed, and the test fails, well before CTest's own timeout
+# (which is all there is without coreutils' timeout).
+watchdog=
+command -v timeout >/dev/null && watchdog="timeout -k 10 $((seconds + 90))"
+$watchdog "$java" $flags "-agentpath:$agent" -cp "$classes" Workload "$seconds" >"$out" 2>&1 ||
+	status=$?
 cat "$out"
 if [ "$status" = 124 ] || [ "$status" = 137 ]; then
 	echo "example-jvmti: FAIL: the JVM did not finish (hung?)"
