@@ -64,14 +64,45 @@ static node_t *chunk_node(const struct latch_btree_pool *p, void *chunk, unsigne
 	return (node_t *)((char *)chunk + i * p->node_size);
 }
 
+/* Bytes of a chunk of @p, a multiple of 64 (for aligned_alloc()). */
+static size_t chunk_bytes(const struct latch_btree_pool *p)
+{
+	return (LATCH_BTREE_CHUNK * p->node_size + sizeof(void *) + 63) / 64 * 64;
+}
+
+/* ---- the chunk hook of published maps (src/publish.c) ---- */
+
+int (*latch_btree_chunk_hook_)(const struct latch_btree_pool *p, void *chunk, size_t bytes);
+
+/* Does the hook, if one is set, refuse the new chunk @c of @bytes? */
+static bool chunk_refused(const struct latch_btree_pool *p, void *c, size_t bytes)
+{
+	/* Relaxed: set once, by a call that must not run beside this writer. */
+	int (*hook)(const struct latch_btree_pool *, void *, size_t) =
+	    LATCH_LOAD_RELAXED(&latch_btree_chunk_hook_);
+
+	return hook && hook(p, c, bytes) != 0;
+}
+
+void latch_btree_pool_chunks_(const struct latch_btree_pool *p,
+                              void (*fn)(void *chunk, size_t bytes, void *ctx), void *ctx)
+{
+	for (void *c = p->chunks; c; c = *chunk_link(p, c))
+		fn(c, chunk_bytes(p), ctx);
+}
+
 int latch_btree_pool_reserve(struct latch_btree_pool *p, size_t want)
 {
 	while (p->free < want) {
-		size_t bytes = LATCH_BTREE_CHUNK * p->node_size + sizeof(void *);
-		void *c = latch_btree_alloc_(_Alignof(node_t), (bytes + 63) / 64 * 64);
+		size_t bytes = chunk_bytes(p);
+		void *c = latch_btree_alloc_(_Alignof(node_t), bytes);
 
 		if (!c)
 			return -ENOMEM;
+		if (chunk_refused(p, c, bytes)) {
+			free(c);
+			return -ENOMEM;
+		}
 		/*
 		 * Relaxed stores: a reader reaches these nodes only through a
 		 * reference stored later with release, after which it sees

@@ -215,6 +215,18 @@ void latch_btree_pool_give(struct latch_btree_pool *p, struct latch_btree_node *
 /* Release every chunk of @p; no reader may be left.  Writer only. */
 void latch_btree_pool_free(struct latch_btree_pool *p);
 
+/*
+ * Called with every chunk a pool allocates (@bytes long), before any of
+ * its nodes is used; NULL: no call.  A nonzero return refuses the chunk:
+ * it is freed and latch_btree_pool_reserve() fails with -ENOMEM.  Set by
+ * src/publish.c for maps published with LATCH_PUBLISH_RESIDENT.
+ */
+extern int (*latch_btree_chunk_hook_)(const struct latch_btree_pool *p, void *chunk, size_t bytes);
+
+/* Call @fn on every chunk of @p (@bytes: its length).  Writer only. */
+void latch_btree_pool_chunks_(const struct latch_btree_pool *p,
+                              void (*fn)(void *chunk, size_t bytes, void *ctx), void *ctx);
+
 /* ---- the tree core shared by latch_map and latch_range_map ---- */
 
 /*
