@@ -445,6 +445,12 @@ static int lookup(struct latch_remote *r, const char *name, enum latch_layout_ki
 		err = read_pieces(r, local, remote, 2);
 		if (err == -ESRCH || err == -EPERM)
 			return err;
+		if (err == -EFAULT) {
+			/* One of the counters is unreadable: the registry's, or the map's. */
+			err = read_pieces(r, local, remote, 1);
+			if (err || counts[0] == r->reg_seq)
+				return err ? err : -EFAULT; /* not unpublished, yet unreadable */
+		}
 		if (err || counts[0] != r->reg_seq) {
 			/* The map may be gone: look for it again. */
 			r->cached = false;

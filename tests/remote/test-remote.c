@@ -616,6 +616,7 @@ enum hostile {
 	H_DESC_NAME,
 	H_DESC_POINTER,
 	H_ROOT_UNMAPPED,
+	H_COUNTER_UNMAPPED,
 	H_CYCLE,
 	H_HEIGHT,
 	H_FLIPPING,
@@ -678,6 +679,9 @@ static void corrupt(enum hostile what, unsigned long seed, int ready_fd)
 		break;
 	case H_ROOT_UNMAPPED:
 		*(uintptr_t *)(uintptr_t)d->root[cp] = (uintptr_t)0x7ff000000000ull;
+		break;
+	case H_COUNTER_UNMAPPED: /* as a map destroyed without being unpublished */
+		d->sequence = 0x7ff000000000ull;
 		break;
 	case H_CYCLE: /* an inner root whose children are all itself, 32 levels high */
 		for (unsigned i = 0; i < LATCH_LAYOUT_FANOUT; i++)
@@ -766,6 +770,7 @@ static void hostile_case(enum hostile what, unsigned long seed, double bound)
 			break;
 		case H_DESC_POINTER:
 		case H_ROOT_UNMAPPED:
+		case H_COUNTER_UNMAPPED:
 			CHECK(res == -EFAULT, "%s: find gives %d", hostile_names[what], res);
 			break;
 		case H_CYCLE:
