@@ -6,7 +6,7 @@
 # mentioned by some page.  Names ending in "_" and include guards are
 # private.
 cmake_minimum_required(VERSION 3.20)
-file(GLOB pages ${PAGES}/*.3.scd)
+file(GLOB pages ${PAGES}/*.scd)
 set(documented "")
 set(all_text "")
 foreach(page ${pages})

@@ -71,18 +71,47 @@ static struct latch_btree_node *chunk_node(const struct latch_btree_pool *p, voi
 	return (struct latch_btree_node *)((char *)chunk + i * p->node_size);
 }
 
+/* Bytes of a chunk of @p, rounded to a node's alignment. */
+static size_t chunk_bytes(const struct latch_btree_pool *p)
+{
+	const size_t align = _Alignof(struct latch_btree_node);
+
+	return (LATCH_BTREE_CHUNK * p->node_size + sizeof(void *) + align - 1) / align * align;
+}
+
+/* ---- the chunk hook of published maps (src/publish.c) ---- */
+
+int (*latch_btree_chunk_hook_)(const struct latch_btree_pool *p, void *chunk, size_t bytes);
+
+/* Does the hook, if one is set, refuse the new chunk @c of @bytes? */
+static bool chunk_refused(const struct latch_btree_pool *p, void *c, size_t bytes)
+{
+	/* Relaxed: set once, by a call that must not run beside this writer. */
+	int (*hook)(const struct latch_btree_pool *, void *, size_t) =
+	    LATCH_LOAD_RELAXED(&latch_btree_chunk_hook_);
+
+	return hook && hook(p, c, bytes) != 0;
+}
+
+void latch_btree_pool_chunks_(const struct latch_btree_pool *p,
+                              void (*fn)(void *chunk, size_t bytes, void *ctx), void *ctx)
+{
+	for (void *c = p->chunks; c; c = *chunk_link(p, c))
+		fn(c, chunk_bytes(p), ctx);
+}
+
 /*
  * Memory for one chunk of @p, carved from its newest region or from a new
  * one: a region of one chunk while the pool is small, a huge-page region
  * once it holds LATCH_BTREE_HUGE_REGION bytes (so a small map never
  * reserves 2 MB, and a large one wastes at most one region's tail per
- * pool).  NULL when the allocator fails.
+ * pool).  NULL when the allocator fails or the chunk hook refuses.
  */
 static void *chunk_alloc(struct latch_btree_pool *p)
 {
 	/* A region starts with its link, padded to a node's alignment. */
 	const size_t head = _Alignof(struct latch_btree_node);
-	size_t need = (LATCH_BTREE_CHUNK * p->node_size + sizeof(void *) + head - 1) / head * head;
+	size_t need = chunk_bytes(p);
 	void *c;
 
 	if (p->spare_bytes < need) {
@@ -103,6 +132,8 @@ static void *chunk_alloc(struct latch_btree_pool *p)
 		p->spare_bytes = size - head;
 	}
 	c = p->spare;
+	if (chunk_refused(p, c, need))
+		return NULL; /* the bytes stay the region's spare */
 	p->spare += need;
 	p->spare_bytes -= need;
 	return c;

@@ -193,6 +193,19 @@ struct latch_btree_node *latch_btree_pool_take(struct latch_btree_pool *p);
 void latch_btree_pool_give(struct latch_btree_pool *p, struct latch_btree_node *n);
 
 /*
+ * Called with every chunk a pool carves (@bytes long), before any of its
+ * nodes is used; NULL: no call.  A nonzero return refuses the chunk: it
+ * goes back to its region and latch_btree_pool_reserve() fails with
+ * -ENOMEM.  Set by src/publish.c for maps published with
+ * LATCH_PUBLISH_RESIDENT.
+ */
+extern int (*latch_btree_chunk_hook_)(const struct latch_btree_pool *p, void *chunk, size_t bytes);
+
+/* Call @fn on every chunk of @p (@bytes: its length).  Writer only. */
+void latch_btree_pool_chunks_(const struct latch_btree_pool *p,
+                              void (*fn)(void *chunk, size_t bytes, void *ctx), void *ctx);
+
+/*
  * Rebuild @p's free list from its chunks: every node for which
  * @used(@ctx, node) is false.  Writer only (recovery after fork()).
  */

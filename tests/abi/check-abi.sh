@@ -4,8 +4,8 @@
 #
 # The version script MAP is the one list of the ABI's names.  Fails when
 # the symbols LIBRARY exports (nm -D --defined-only) differ from the
-# global names of MAP or from the functions the public HEADERS declare
-# with LATCH_API, when
+# global names of MAP or from the functions and objects the public
+# HEADERS declare with LATCH_API, when
 # an exported symbol carries another version node than MAP gives it, when the SONAME is not
 # SONAME, or when an exported symbol has no man page in PAGES.
 set -eu
@@ -31,8 +31,11 @@ sed 's/@.*//' "$tmp/versioned" | sort -u >"$tmp/mapped"
 diff -u "$tmp/mapped" "$tmp/exported" >"$tmp/d1" ||
 	fail "exported symbols differ from the version script $map (- map only, + exported only):
 $(cat "$tmp/d1")"
-# Functions declared "LATCH_API <type> name(" in the public headers.
-sed -n 's/^LATCH_API .*[ *]\(latch_[a-z0-9_]*\)(.*/\1/p' "$headers"/*.h | sort -u >"$tmp/declared"
+# Functions declared "LATCH_API <type> name(" and objects declared
+# "LATCH_API extern <type> name;" in the public headers.
+sed -n -e 's/^LATCH_API .*[ *]\(latch_[a-z0-9_]*\)(.*/\1/p' \
+	-e 's/^LATCH_API extern [^(]*[ *]\(latch_[a-z0-9_]*\);.*/\1/p' "$headers"/*.h |
+	sort -u >"$tmp/declared"
 diff -u "$tmp/mapped" "$tmp/declared" >"$tmp/d2" ||
 	fail "LATCH_API declarations differ from the version script (- map only, + declared only):
 $(cat "$tmp/d2")"
