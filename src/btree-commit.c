@@ -218,7 +218,8 @@ struct update {
 	const void *src;
 	struct latch_btree_change *undo; /* n > 1: the change reverting each one made */
 	struct latch_btree_ent *hit;
-	struct latch_btree_spot both[2]; /* n == 1: the change's spot in each copy */
+	struct latch_btree_change one;   /* n == 1: the change, read once */
+	struct latch_btree_spot both[2]; /* n == 1: its spot in each copy */
 };
 
 /* Make @c, checked, at its spot in copy @cp (one descent of that copy). */
@@ -244,13 +245,12 @@ static int update_copy(void *arg, unsigned cp, bool replay)
 	if (u->n == 1) {
 		int err = 0;
 
-		u->get(u->src, 0, &c);
 		if (!replay) {
-			latch_btree_locate(t, 0, 1, c.ent.key, u->both);
-			err = check(t, cp, &c, &u->both[cp], u->hit);
+			latch_btree_locate(t, 0, 1, u->one.ent.key, u->both);
+			err = check(t, cp, &u->one, &u->both[cp], u->hit);
 		}
 		if (!err)
-			apply(t, cp, &c, &u->both[cp], NULL);
+			apply(t, cp, &u->one, &u->both[cp], NULL);
 		return err;
 	}
 	for (size_t i = 0; i < u->n; i++) {
@@ -279,7 +279,7 @@ int latch_btree_commit(struct latch_btree *t, size_t n,
                        void (*get)(const void *src, size_t i, struct latch_btree_change *c),
                        const void *src, size_t *failed, struct latch_btree_ent *hit)
 {
-	struct latch_btree_change local[LATCH_BTREE_LOCAL_BATCH], c;
+	struct latch_btree_change local[LATCH_BTREE_LOCAL_BATCH], scratch;
 	struct latch_btree_ent unused;
 	struct update u; /* not zeroed: latch_btree_locate() fills the spots */
 	size_t inserts = 0, erases = 0;
@@ -296,9 +296,12 @@ int latch_btree_commit(struct latch_btree *t, size_t n,
 	if (!n)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		get(src, i, &c);
-		inserts += c.op == LATCH_BTREE_INSERT;
-		erases += c.op == LATCH_BTREE_ERASE;
+		/* A lone change is read here once; a batch's again in each half. */
+		struct latch_btree_change *c = n == 1 ? &u.one : &scratch;
+
+		get(src, i, c);
+		inserts += c->op == LATCH_BTREE_INSERT;
+		erases += c->op == LATCH_BTREE_ERASE;
 	}
 	if (n > LATCH_BTREE_LOCAL_BATCH)
 		u.undo =
