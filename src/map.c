@@ -54,7 +54,8 @@ int latch_map_commit(struct latch_map *m, const struct latch_map_change *changes
                      size_t *failed)
 {
 	size_t bad;
-	int err = latch_btree_commit(latch_btree_of_map(m), n, change_of, changes, &bad, NULL);
+	int err =
+	    latch_btree_commit(latch_btree_of_map(m), n, change_of, changes, &bad, NULL, NULL);
 
 	if (err && failed)
 		*failed = bad;
