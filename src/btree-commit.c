@@ -11,16 +11,21 @@
  * otherwise one flip publishes the copy and the batch is replayed on the
  * other copy without checks (latch_seq_update() makes the three steps).
  * So changes of one batch may interact in any way (erase a range, insert
- * an overlapping one), and a batch costs one descent per change per copy.
- * A single change finds its spot in both copies with one paired descent,
- * whose cache misses overlap, and needs no undo: it is checked before it
- * is made.
+ * an overlapping one), and a batch costs one descent per change per copy
+ * (a store one more per entry it evicts).  A single change finds its spot
+ * in both copies with one paired descent, whose cache misses overlap, and
+ * needs no undo: it is checked before it is made.
  *
  * Memory: every node a change can take is reserved before the update
- * starts, so nothing fails once a copy is touched.  Inserts can take
- * nodes; erases only free them, but in a batch of more than one change an
- * erase may have to be undone, which re-inserts.  The undo log of a batch
- * of up to LATCH_BTREE_LOCAL_BATCH changes is on the stack.
+ * starts, so nothing fails while a change is being made.  Inserts and
+ * stores can take nodes; erases only free them, but in a batch of more
+ * than one change an erase may have to be undone, which re-inserts, and
+ * so may a store's evictions, whose number only the idle copy tells: a
+ * batch reserves for them, and grows its undo log (a stack of reverting
+ * changes) for them, when it reaches the store, between two changes of
+ * the idle copy; if that fails, what was made is undone, which never
+ * allocates.  The undo log of a batch of up to LATCH_BTREE_LOCAL_BATCH
+ * changes is on the stack.
  */
 #include <errno.h>
 #include <stdlib.h>
