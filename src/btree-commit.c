@@ -11,19 +11,25 @@
  * otherwise one flip publishes the copy and the batch is replayed on the
  * other copy without checks (latch_seq_update() makes the three steps).
  * So changes of one batch may interact in any way (erase a range, insert
- * an overlapping one), and a batch costs one descent per change per copy.
- * A single change finds its spot in both copies with one paired descent,
- * whose cache misses overlap, and needs no undo: it is checked before it
- * is made.
+ * an overlapping one), and a batch costs one descent per change per copy
+ * (a store one more per entry it evicts).  A single change finds its spot
+ * in both copies with one paired descent, whose cache misses overlap, and
+ * needs no undo: it is checked before it is made.
  *
  * Memory: every node a change can take is reserved before the update
- * starts, so nothing fails once a copy is touched.  Inserts can take
- * nodes; erases only free them, but in a batch of more than one change an
- * erase may have to be undone, which re-inserts.  The undo log of a batch
- * of up to LATCH_BTREE_LOCAL_BATCH changes is on the stack.
+ * starts, so nothing fails while a change is being made.  Inserts and
+ * stores can take nodes; erases only free them, but in a batch of more
+ * than one change an erase may have to be undone, which re-inserts, and
+ * so may a store's evictions, whose number only the idle copy tells: a
+ * batch reserves for them, and grows its undo log (a stack of reverting
+ * changes) for them, when it reaches the store, between two changes of
+ * the idle copy; if that fails, what was made is undone, which never
+ * allocates.  The undo log of a batch of up to LATCH_BTREE_LOCAL_BATCH
+ * changes is on the stack.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "btree.h"
 
@@ -119,95 +125,133 @@ static bool key_after_leaf(const struct latch_btree_spot *s, uint64_t *key)
 }
 
 /*
- * Does the span [x->key, x->end) overlap one of copy @cp, at whose spot
- * @s x->key would go?  Sets *@hit to the one with the lowest start.  The
- * spot answers it without another descent: the entry before it (the
- * floor, whose end must not pass the start) and the one after (the
- * ceiling, which must start at or after the end), from the next leaf's
- * bound when the spot is past the leaf's last entry.
+ * Is there an entry at or after the spot @s of copy @cp whose key is
+ * below @end?  If so, @s is moved to it: it is at @s, or (when @s is past
+ * its leaf's last entry) the first of the next leaf, whose key is the
+ * bound of the nearest subtree right of the path, and one descent finds
+ * its spot.  @s is left as it was when the answer is no.
  */
-static bool overlaps(const struct latch_btree *t, unsigned cp, const struct latch_btree_spot *s,
-                     const struct latch_btree_ent *x, struct latch_btree_ent *hit)
+static bool next_below(const struct latch_btree *t, unsigned cp, struct latch_btree_spot *s,
+                       uint64_t end)
 {
 	uint64_t next;
-	bool bad;
 
+	if (s->at < s->used)
+		return s->leaf->key[s->at] < end;
+	if (!key_after_leaf(s, &next) || next >= end)
+		return false;
+	latch_btree_locate(t, cp, cp, next, s);
+	return true;
+}
+
+/*
+ * Does a span of copy @cp overlap [x->key, x->end), where @s is x->key's
+ * spot?  If so, @s is moved to the one with the lowest start; else it is
+ * left as it was.  The spot answers it without another descent: the entry
+ * before it (the floor, whose end must not pass the start) and the one at
+ * it (the ceiling, which must start at or after the end); only a ceiling
+ * in the next leaf takes one descent more.
+ */
+static bool overlap_at(const struct latch_btree *t, unsigned cp, struct latch_btree_spot *s,
+                       const struct latch_btree_ent *x)
+{
 	if (!s->leaf)
 		return false;
-	if (spot_holds(s, x->key)) {
-		*hit = spot_entry(t, s, s->at);
+	/* No floor at position 0: by the separator invariant, x is below every key. */
+	if (s->at > 0 && !spot_holds(s, x->key) && latch_btree_ends_(s->leaf)[s->at - 1] > x->key) {
+		s->at--;
 		return true;
 	}
-	/* No floor at position 0: by the separator invariant, x is below every key. */
-	if (s->at > 0) {
-		*hit = spot_entry(t, s, s->at - 1);
-		if (hit->end > x->key)
-			return true;
+	return next_below(t, cp, s, x->end);
+}
+
+/*
+ * The spans of copy @cp that [x->key, x->end) overlaps, from x->key's
+ * spot @s, in start order: sets r->n to how many, and passes the first
+ * r->max of them to r->put.  Reads only; O(k) for k spans, plus one
+ * descent per leaf boundary crossed.
+ */
+static void overlapping(const struct latch_btree *t, unsigned cp, const struct latch_btree_spot *s,
+                        const struct latch_btree_ent *x, struct latch_btree_removed *r)
+{
+	struct latch_btree_spot c = *s;
+
+	r->n = 0;
+	for (bool more = overlap_at(t, cp, &c, x); more;
+	     c.at++, more = next_below(t, cp, &c, x->end)) {
+		if (r->n < r->max) {
+			struct latch_btree_ent e = spot_entry(t, &c, c.at);
+
+			r->put(r->ctx, r->n, &e);
+		}
+		r->n++;
 	}
-	if (s->at < s->used) {
-		*hit = spot_entry(t, s, s->at);
-		return hit->key < x->end;
-	}
-	if (!key_after_leaf(s, &next) || next >= x->end)
-		return false;
-	/* A collision in the next leaf: the error path reads the whole entry. */
-	return latch_btree_attempt(t, cp, x->key, LATCH_BTREE_CEIL, hit, &bad);
+}
+
+/* Where a change's removed entries go when nobody asked for them. */
+static void put_nothing(void *ctx, size_t i, const struct latch_btree_ent *e)
+{
+	(void)ctx, (void)i, (void)e;
+}
+
+/* Report the entry at @s, which a lone erase removes, to @r. */
+static void report_one(const struct latch_btree *t, const struct latch_btree_spot *s,
+                       struct latch_btree_removed *r)
+{
+	struct latch_btree_ent e = spot_entry(t, s, s->at);
+
+	r->n = 1;
+	if (r->max)
+		r->put(r->ctx, 0, &e);
 }
 
 /*
  * The error change @c would meet at its spot @s in copy @cp, 0 if it is
- * valid there; for -EEXIST, *@hit is what it collides with.
+ * valid there; for -EEXIST, *@hit is what it collides with.  @r learns
+ * what the change removes: the entry an erase removes, or how many
+ * entries a store evicts (the first r->max of them passed to r->put).
+ * @s may move where it is invalid (a span insert's collision).
  */
 static int check(const struct latch_btree *t, unsigned cp, const struct latch_btree_change *c,
-                 const struct latch_btree_spot *s, struct latch_btree_ent *hit)
+                 struct latch_btree_spot *s, struct latch_btree_ent *hit,
+                 struct latch_btree_removed *r)
 {
 	bool present = s->leaf && spot_holds(s, c->ent.key);
 
+	r->n = 0;
 	switch (c->op) {
 	case LATCH_BTREE_INSERT:
 		if (t->spans) {
 			if (c->ent.key >= c->ent.end)
 				return -EINVAL;
-			return overlaps(t, cp, s, &c->ent, hit) ? -EEXIST : 0;
+			if (!overlap_at(t, cp, s, &c->ent))
+				return 0;
+		} else if (!present) {
+			return 0;
 		}
-		if (present)
-			*hit = spot_entry(t, s, s->at);
-		return present ? -EEXIST : 0;
+		*hit = spot_entry(t, s, s->at);
+		return -EEXIST;
+	case LATCH_BTREE_ERASE_IF:
+		if (present && (s->leaf->slot[s->at] != c->ent.slot ||
+		                (t->spans && latch_btree_ends_(s->leaf)[s->at] != c->ent.end)))
+			return -ESTALE;
+		/* fall through */
 	case LATCH_BTREE_ERASE:
+		if (!present)
+			return -ENOENT;
+		report_one(t, s, r);
+		return 0;
 	case LATCH_BTREE_REPLACE:
 		return present ? 0 : -ENOENT;
+	case LATCH_BTREE_STORE:
+		if (!t->spans || c->ent.key >= c->ent.end)
+			return -EINVAL;
+		overlapping(t, cp, s, &c->ent, r);
+		return 0;
 	case LATCH_BTREE_BAD_OP:
 		break;
 	}
 	return -EINVAL;
-}
-
-/*
- * Make the checked change @c at its spot @s in copy @cp; *@undo (unless
- * NULL) becomes the change that reverts it.
- */
-static void apply(struct latch_btree *t, unsigned cp, const struct latch_btree_change *c,
-                  const struct latch_btree_spot *s, struct latch_btree_change *undo)
-{
-	if (undo) {
-		undo->op = c->op == LATCH_BTREE_INSERT  ? LATCH_BTREE_ERASE
-		           : c->op == LATCH_BTREE_ERASE ? LATCH_BTREE_INSERT
-		                                        : LATCH_BTREE_REPLACE;
-		undo->ent = c->op == LATCH_BTREE_INSERT ? c->ent : spot_entry(t, s, s->at);
-	}
-	switch (c->op) {
-	case LATCH_BTREE_INSERT:
-		latch_btree_insert_at(t, cp, s, &c->ent);
-		break;
-	case LATCH_BTREE_ERASE:
-		latch_btree_erase_at(t, cp, s);
-		break;
-	case LATCH_BTREE_REPLACE:
-		latch_btree_replace_at(s, c->ent.slot);
-		break;
-	case LATCH_BTREE_BAD_OP:
-		break;
-	}
 }
 
 /* One update: what latch_seq_update() hands to each half. */
@@ -216,19 +260,125 @@ struct update {
 	size_t n, failed;
 	void (*get)(const void *src, size_t i, struct latch_btree_change *c);
 	const void *src;
-	struct latch_btree_change *undo; /* n > 1: the change reverting each one made */
+	/* n > 1: the changes reverting those made, in order; room for cap */
+	struct latch_btree_change *undo;
+	size_t logged, cap;
+	size_t entries; /* the most entries a copy can hold during the update */
 	struct latch_btree_ent *hit;
-	struct latch_btree_change one;   /* n == 1: the change, read once */
-	struct latch_btree_spot both[2]; /* n == 1: its spot in each copy */
+	struct latch_btree_removed *removed; /* n == 1: what the change removes */
+	struct latch_btree_change one;       /* n == 1: the change, read once */
+	struct latch_btree_spot both[2];     /* n == 1: the change's spot in each copy */
 };
 
-/* Make @c, checked, at its spot in copy @cp (one descent of that copy). */
+/* Log the change (@op, @e) that reverts one just about to be made (unless @u is NULL). */
+static void log_undo(struct update *u, enum latch_btree_op op, struct latch_btree_ent e)
+{
+	if (u)
+		u->undo[u->logged++] = (struct latch_btree_change){ op, e };
+}
+
+/*
+ * Make the checked change @c at its spot @s in copy @cp, logging in @u
+ * (unless NULL) the changes that revert it.  A store erases the spans it
+ * overlaps one at a time, finding the next one from a fresh spot, then
+ * inserts: k + 1 descents of the copy when it evicts k >= 1 spans, none
+ * beyond @s when it evicts none.
+ */
+static void apply(struct latch_btree *t, unsigned cp, const struct latch_btree_change *c,
+                  struct latch_btree_spot *s, struct update *u)
+{
+	switch (c->op) {
+	case LATCH_BTREE_INSERT:
+		log_undo(u, LATCH_BTREE_ERASE, c->ent);
+		latch_btree_insert_at(t, cp, s, &c->ent);
+		break;
+	case LATCH_BTREE_ERASE:
+	case LATCH_BTREE_ERASE_IF:
+		log_undo(u, LATCH_BTREE_INSERT, spot_entry(t, s, s->at));
+		latch_btree_erase_at(t, cp, s);
+		break;
+	case LATCH_BTREE_REPLACE:
+		log_undo(u, LATCH_BTREE_REPLACE, spot_entry(t, s, s->at));
+		latch_btree_replace_at(s, c->ent.slot);
+		break;
+	case LATCH_BTREE_STORE:
+		while (overlap_at(t, cp, s, &c->ent)) {
+			log_undo(u, LATCH_BTREE_INSERT, spot_entry(t, s, s->at));
+			latch_btree_erase_at(t, cp, s);
+			latch_btree_locate(t, cp, cp, c->ent.key, s);
+		}
+		log_undo(u, LATCH_BTREE_ERASE, c->ent);
+		latch_btree_insert_at(t, cp, s, &c->ent);
+		break;
+	case LATCH_BTREE_BAD_OP:
+		break;
+	}
+}
+
+/* Make @c, checked, at its spot in copy @cp (one descent of that copy, more for a store). */
 static void locate_and_apply(struct latch_btree *t, unsigned cp, const struct latch_btree_change *c)
 {
 	struct latch_btree_spot s;
 
 	latch_btree_locate(t, cp, cp, c->ent.key, &s);
 	apply(t, cp, c, &s, NULL);
+}
+
+/* Undo, in reverse, every change @u logged on copy @cp.  Allocates nothing. */
+static void undo_all(struct update *u, unsigned cp)
+{
+	while (u->logged > 0)
+		locate_and_apply(u->t, cp, &u->undo[--u->logged]);
+}
+
+/*
+ * Make the pools hold, beyond the free nodes they have now, what @k more
+ * inserts into one copy can take: a leaf and an inner node per level
+ * each, but no more than would leave room for two valid trees of
+ * u->entries entries, which is enough for anything.  Allocates only; no
+ * copy changes.  0 or -ENOMEM.
+ */
+static int reserve_on_top(struct update *u, size_t k)
+{
+	struct latch_btree_pool *pool = u->t->pool;
+	size_t most[2], height;
+
+	max_nodes(u->entries, &most[LATCH_BTREE_LEAF_POOL], &most[LATCH_BTREE_INNER_POOL], &height);
+	for (unsigned kind = 0; kind < 2; kind++) {
+		size_t used = pool[kind].total - pool[kind].free;
+		size_t want = pool[kind].free + k * (kind == LATCH_BTREE_LEAF_POOL ? 1 : height);
+
+		if (latch_btree_pool_reserve(&pool[kind],
+		                             min2(want, latch_btree_sub0(2 * most[kind], used))))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Before change @i of a batch, a store that evicts @k entries: room in
+ * the undo log for its k + 1 reverting changes and one for each change
+ * after it (a larger log replaces the old one), and the nodes that
+ * re-inserting its evictions can take when it is undone.  0 or -ENOMEM.
+ */
+static int make_room(struct update *u, size_t i, size_t k)
+{
+	size_t need = u->logged + k + 1 + (u->n - i - 1);
+
+	if (need > u->cap) {
+		size_t cap = need > 2 * u->cap ? need : 2 * u->cap;
+		struct latch_btree_change *log =
+		    latch_btree_alloc(_Alignof(struct latch_btree_change), cap * sizeof(*log));
+
+		if (!log)
+			return -ENOMEM;
+		memcpy(log, u->undo, u->logged * sizeof(*log));
+		if (u->cap > LATCH_BTREE_LOCAL_BATCH)
+			free(u->undo);
+		u->undo = log;
+		u->cap = cap;
+	}
+	return k ? reserve_on_top(u, k) : 0;
 }
 
 /*
@@ -247,13 +397,17 @@ static int update_copy(void *arg, unsigned cp, bool replay)
 
 		if (!replay) {
 			latch_btree_locate(t, 0, 1, u->one.ent.key, u->both);
-			err = check(t, cp, &u->one, &u->both[cp], u->hit);
+			err = check(t, cp, &u->one, &u->both[cp], u->hit, u->removed);
+			if (!err && u->one.op == LATCH_BTREE_STORE &&
+			    u->removed->n > u->removed->max)
+				err = -ENOSPC;
 		}
 		if (!err)
 			apply(t, cp, &u->one, &u->both[cp], NULL);
 		return err;
 	}
 	for (size_t i = 0; i < u->n; i++) {
+		struct latch_btree_removed count = { put_nothing, NULL, 0, 0 };
 		struct latch_btree_spot s;
 		int err;
 
@@ -263,23 +417,26 @@ static int update_copy(void *arg, unsigned cp, bool replay)
 			continue;
 		}
 		latch_btree_locate(t, cp, cp, c.ent.key, &s);
-		err = check(t, cp, &c, &s, u->hit);
+		err = check(t, cp, &c, &s, u->hit, &count);
+		if (!err && c.op == LATCH_BTREE_STORE)
+			err = make_room(u, i, count.n);
 		if (err) {
-			u->failed = i;
-			while (i-- > 0)
-				locate_and_apply(t, cp, &u->undo[i]);
+			u->failed = err == -ENOMEM ? u->n : i;
+			undo_all(u, cp);
 			return err;
 		}
-		apply(t, cp, &c, &s, &u->undo[i]);
+		apply(t, cp, &c, &s, u);
 	}
 	return 0;
 }
 
 int latch_btree_commit(struct latch_btree *t, size_t n,
                        void (*get)(const void *src, size_t i, struct latch_btree_change *c),
-                       const void *src, size_t *failed, struct latch_btree_ent *hit)
+                       const void *src, size_t *failed, struct latch_btree_ent *hit,
+                       struct latch_btree_removed *removed)
 {
 	struct latch_btree_change local[LATCH_BTREE_LOCAL_BATCH], scratch;
+	struct latch_btree_removed none = { put_nothing, NULL, SIZE_MAX, 0 };
 	struct latch_btree_ent unused;
 	struct update u; /* not zeroed: latch_btree_locate() fills the spots */
 	size_t inserts = 0, erases = 0;
@@ -291,7 +448,11 @@ int latch_btree_commit(struct latch_btree *t, size_t n,
 	u.get = get;
 	u.src = src;
 	u.undo = local;
+	u.logged = 0;
+	u.cap = n > LATCH_BTREE_LOCAL_BATCH ? n : LATCH_BTREE_LOCAL_BATCH;
 	u.hit = hit ? hit : &unused;
+	u.removed = removed ? removed : &none;
+	u.removed->n = 0;
 	*failed = n;
 	if (!n)
 		return 0;
@@ -300,9 +461,10 @@ int latch_btree_commit(struct latch_btree *t, size_t n,
 		struct latch_btree_change *c = n == 1 ? &u.one : &scratch;
 
 		get(src, i, c);
-		inserts += c->op == LATCH_BTREE_INSERT;
-		erases += c->op == LATCH_BTREE_ERASE;
+		inserts += c->op == LATCH_BTREE_INSERT || c->op == LATCH_BTREE_STORE;
+		erases += c->op == LATCH_BTREE_ERASE || c->op == LATCH_BTREE_ERASE_IF;
 	}
+	u.entries = t->copy[0].size + inserts;
 	if (n > LATCH_BTREE_LOCAL_BATCH)
 		u.undo =
 		    latch_btree_alloc(_Alignof(struct latch_btree_change), n * sizeof(*u.undo));
@@ -311,7 +473,7 @@ int latch_btree_commit(struct latch_btree *t, size_t n,
 		err = latch_seq_update(&t->seq, update_copy, &u);
 		*failed = u.failed;
 	}
-	if (u.undo != local)
+	if (u.cap > LATCH_BTREE_LOCAL_BATCH)
 		free(u.undo);
 	return err;
 }

@@ -376,10 +376,12 @@ void latch_btree_free_subtree(struct latch_btree *t, uintptr_t ref);
 
 /* What a change of a batch does to the core. */
 enum latch_btree_op {
-	LATCH_BTREE_INSERT,  /* add the entry; its key must be absent (a span: overlap nothing) */
-	LATCH_BTREE_ERASE,   /* remove the entry with the key; it must be present */
-	LATCH_BTREE_REPLACE, /* give the entry with the key the slot; it must be present */
-	LATCH_BTREE_BAD_OP,  /* an op the face did not know: -EINVAL in its place */
+	LATCH_BTREE_INSERT,   /* add the entry; its key must be absent (a span: overlap nothing) */
+	LATCH_BTREE_ERASE,    /* remove the entry with the key; it must be present */
+	LATCH_BTREE_REPLACE,  /* give the entry with the key the slot; it must be present */
+	LATCH_BTREE_ERASE_IF, /* erase, if the entry still has the slot (a span: and the end) */
+	LATCH_BTREE_STORE,    /* spans only: erase every span it overlaps, then insert it */
+	LATCH_BTREE_BAD_OP,   /* an op the face did not know: -EINVAL in its place */
 };
 
 /* One change, as the map and the range map translate theirs. */
@@ -389,8 +391,23 @@ struct latch_btree_change {
 };
 
 /*
+ * What a lone change removes, for the faces that report it: an erase's
+ * entry, a store's evictions in key order.  @put(@ctx, i, e) receives
+ * removed entry i for i < @max; @n is set to how many the change removes
+ * (a store: how many it overlaps, even when that is more than @max).
+ */
+struct latch_btree_removed {
+	void (*put)(void *ctx, size_t i, const struct latch_btree_ent *e);
+	void *ctx;
+	size_t max;
+	size_t n;
+};
+
+/*
  * Changes a batch keeps on the stack; a larger one allocates its undo log
- * (O(n) words) once.  The map's and the range map's man pages quote it.
+ * (O(n) words) once, and a batch whose stores evict more entries than its
+ * log holds replaces it by a larger one.  The map's and the range map's
+ * man pages quote it.
  */
 #define LATCH_BTREE_LOCAL_BATCH 16u
 
@@ -400,20 +417,29 @@ struct latch_btree_change {
  * left it and made there; a bad one undoes those made (readers never saw
  * them) and returns its error; otherwise one flip publishes the copy and
  * the changes are replayed on the other.  A single change finds its spot
- * in both copies with one paired descent.  Returns 0, or -EINVAL (an
- * unknown op; a span that does not end after its start), -EEXIST (an
- * insert of a present key; for spans, one that overlaps a span), -ENOENT
- * (an erase or replace of an absent key), with *@failed the bad change's
- * index and, for -EEXIST, *@hit (unless NULL) the entry it collides with
- * (for spans the one with the lowest start); or -ENOMEM with *@failed =
- * @n.  On error the contents are unchanged.  Nothing allocates but the
- * nodes inserts can need (and, in a batch of more than one change, an
- * erase's undo) and the undo log of a batch over LATCH_BTREE_LOCAL_BATCH
- * changes.  Cost O(n log N) per copy.  Writer only, serialized.
+ * in both copies with one paired descent (a store that evicts k >= 1
+ * spans takes k more descents per copy, and one per leaf boundary its
+ * evictions cross).  Returns 0, or -EINVAL (an unknown op; a span that
+ * does not end after its start; a store into a tree without spans),
+ * -EEXIST (an insert of a present key; for spans, one that overlaps a
+ * span), -ENOENT (an erase, erase-if or replace of an absent key),
+ * -ESTALE (an erase-if of an entry whose slot or end differs), with
+ * *@failed the bad change's index and, for -EEXIST, *@hit (unless NULL)
+ * the entry it collides with (for spans the one with the lowest start);
+ * or -ENOMEM with *@failed = @n.  With @n == 1 and @removed not NULL,
+ * @removed learns what the change removes, and a store that would evict
+ * more than removed->max entries fails with -ENOSPC instead (removed->n
+ * is then how many).  On error the contents are unchanged.  Nothing
+ * allocates but the nodes inserts and stores can need (and, in a batch
+ * of more than one change, an erase's or a store's undo, reserved as the
+ * batch finds how many entries each store evicts) and the undo log of a
+ * batch over LATCH_BTREE_LOCAL_BATCH changes or undo entries.  Cost
+ * O((n + e) log N) per copy for e evictions.  Writer only, serialized.
  */
 int latch_btree_commit(struct latch_btree *t, size_t n,
                        void (*get)(const void *src, size_t i, struct latch_btree_change *c),
-                       const void *src, size_t *failed, struct latch_btree_ent *hit);
+                       const void *src, size_t *failed, struct latch_btree_ent *hit,
+                       struct latch_btree_removed *removed);
 
 /*
  * Reserve, in both copies, what @changes changes of which @inserts add

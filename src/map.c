@@ -54,7 +54,8 @@ int latch_map_commit(struct latch_map *m, const struct latch_map_change *changes
                      size_t *failed)
 {
 	size_t bad;
-	int err = latch_btree_commit(latch_btree_of_map(m), n, change_of, changes, &bad, NULL);
+	int err =
+	    latch_btree_commit(latch_btree_of_map(m), n, change_of, changes, &bad, NULL, NULL);
 
 	if (err && failed)
 		*failed = bad;
@@ -73,6 +74,22 @@ int latch_map_erase(struct latch_map *m, uint64_t key)
 	const struct latch_map_change c = { LATCH_MAP_ERASE, key, NULL };
 
 	return latch_map_commit(m, &c, 1, NULL);
+}
+
+/* The engine's removed entry, into the caller's value @ctx. */
+static void put_value(void *ctx, size_t i, const struct latch_btree_ent *e)
+{
+	(void)i;
+	*(void **)ctx = (void *)e->slot;
+}
+
+int latch_map_remove(struct latch_map *m, uint64_t key, void **removed)
+{
+	const struct latch_map_change c = { LATCH_MAP_ERASE, key, NULL };
+	struct latch_btree_removed r = { put_value, removed, removed ? 1 : 0, 0 };
+	size_t bad;
+
+	return latch_btree_commit(latch_btree_of_map(m), 1, change_of, &c, &bad, NULL, &r);
 }
 
 int latch_map_replace(struct latch_map *m, uint64_t key, void *value)

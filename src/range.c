@@ -133,29 +133,33 @@ static struct latch_range range_of(const struct latch_btree_ent *e)
 	return (struct latch_range){ (uintptr_t)e->key, e->end, (void *)e->slot };
 }
 
+/* The core's op for each of the range map's (the order of enum latch_range_op). */
+static const enum latch_btree_op core_op[] = {
+	[LATCH_RANGE_INSERT] = LATCH_BTREE_INSERT,
+	[LATCH_RANGE_ERASE] = LATCH_BTREE_ERASE,
+	[LATCH_RANGE_ERASE_IF] = LATCH_BTREE_ERASE_IF,
+	[LATCH_RANGE_STORE] = LATCH_BTREE_STORE,
+};
+
 /* Change @i of the batch @src (an array of struct latch_range_change) as the core's. */
 static void change_of(const void *src, size_t i, struct latch_btree_change *c)
 {
 	const struct latch_range_change *rc = &((const struct latch_range_change *)src)[i];
 
-	switch (rc->op) {
-	case LATCH_RANGE_INSERT:
-		c->op = LATCH_BTREE_INSERT;
-		break;
-	case LATCH_RANGE_ERASE:
-		c->op = LATCH_BTREE_ERASE;
-		break;
-	default:
-		c->op = LATCH_BTREE_BAD_OP;
-		break;
-	}
+	/* Unsigned: an op outside the enum, negative included, is a bad op. */
+	c->op = (unsigned)rc->op < sizeof(core_op) / sizeof(core_op[0]) ? core_op[rc->op]
+	                                                                : LATCH_BTREE_BAD_OP;
 	c->ent =
 	    (struct latch_btree_ent){ rc->range.start, (uintptr_t)rc->range.value, rc->range.end };
 }
 
-/* Apply a batch under the writers' mutex: the core's one engine does the rest. */
+/*
+ * Apply a batch under the writers' mutex: the core's one engine does the
+ * rest.  @removed: what a lone change removes (NULL: nobody asks).
+ */
 static int commit(struct latch_range_map *m, const struct latch_range_change *changes, size_t n,
-                  size_t *failed, struct latch_range *collision)
+                  size_t *failed, struct latch_range *collision,
+                  struct latch_btree_removed *removed)
 {
 	struct latch_btree_ent hit;
 	size_t bad = n;
@@ -165,8 +169,8 @@ static int commit(struct latch_range_map *m, const struct latch_range_change *ch
 		return 0;
 	err = lock_writers(m);
 	if (!err) {
-		err =
-		    latch_btree_commit(latch_btree_of_range(m), n, change_of, changes, &bad, &hit);
+		err = latch_btree_commit(latch_btree_of_range(m), n, change_of, changes, &bad, &hit,
+		                         removed);
 		pthread_mutex_unlock(&m->lock);
 	}
 	if (err == -EEXIST && collision)
@@ -179,7 +183,7 @@ static int commit(struct latch_range_map *m, const struct latch_range_change *ch
 int latch_range_commit(struct latch_range_map *m, const struct latch_range_change *changes,
                        size_t n, size_t *failed)
 {
-	return commit(m, changes, n, failed, NULL);
+	return commit(m, changes, n, failed, NULL, NULL);
 }
 
 int latch_range_insert(struct latch_range_map *m, uintptr_t start, uintptr_t end, void *value,
@@ -187,14 +191,47 @@ int latch_range_insert(struct latch_range_map *m, uintptr_t start, uintptr_t end
 {
 	const struct latch_range_change c = { LATCH_RANGE_INSERT, { start, end, value } };
 
-	return commit(m, &c, 1, NULL, collision);
+	return commit(m, &c, 1, NULL, collision, NULL);
 }
 
 int latch_range_erase(struct latch_range_map *m, uintptr_t start)
 {
 	const struct latch_range_change c = { LATCH_RANGE_ERASE, { start, 0, NULL } };
 
-	return commit(m, &c, 1, NULL, NULL);
+	return commit(m, &c, 1, NULL, NULL, NULL);
+}
+
+/* The engine's removed entry @i, into the caller's array of ranges @ctx. */
+static void put_range(void *ctx, size_t i, const struct latch_btree_ent *e)
+{
+	((struct latch_range *)ctx)[i] = range_of(e);
+}
+
+int latch_range_remove(struct latch_range_map *m, uintptr_t start, struct latch_range *removed)
+{
+	const struct latch_range_change c = { LATCH_RANGE_ERASE, { start, 0, NULL } };
+	struct latch_btree_removed r = { put_range, removed, removed ? 1 : 0, 0 };
+
+	return commit(m, &c, 1, NULL, NULL, &r);
+}
+
+int latch_range_erase_if(struct latch_range_map *m, const struct latch_range *expected)
+{
+	const struct latch_range_change c = { LATCH_RANGE_ERASE_IF, *expected };
+
+	return commit(m, &c, 1, NULL, NULL, NULL);
+}
+
+int latch_range_store(struct latch_range_map *m, uintptr_t start, uintptr_t end, void *value,
+                      struct latch_range *evicted, size_t max_evicted, size_t *n_evicted)
+{
+	const struct latch_range_change c = { LATCH_RANGE_STORE, { start, end, value } };
+	struct latch_btree_removed r = { put_range, evicted, evicted ? max_evicted : 0, 0 };
+	int err = commit(m, &c, 1, NULL, NULL, &r);
+
+	if (n_evicted)
+		*n_evicted = err && err != -ENOSPC ? 0 : r.n;
+	return err;
 }
 
 static void load_get(const void *src, size_t i, struct latch_btree_ent *e)

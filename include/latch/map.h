@@ -25,6 +25,7 @@
  *	latch_map_size()            any, signal handlers    nothing
  *	latch_map_insert()          writer                  other writers
  *	latch_map_erase()           writer                  other writers
+ *	latch_map_remove()          writer                  other writers
  *	latch_map_replace()         writer                  other writers
  *	latch_map_commit()          writer                  other writers
  *	latch_map_load_sorted()     writer                  other writers
@@ -108,6 +109,16 @@ LATCH_API int latch_map_insert(struct latch_map *m, uint64_t key, void *value);
  * Cost O(log n) per copy.  Writer only, serialized.
  */
 LATCH_API int latch_map_erase(struct latch_map *m, uint64_t key);
+
+/**
+ * latch_map_remove() - remove @key, and store its value in *@removed
+ * (unless NULL).
+ * latch_map_erase() that tells what it erased: the same single change,
+ * whose one descent finds the entry.  Returns 0 or -ENOENT (the map is
+ * then unchanged and *@removed untouched).  Never allocates.  Cost
+ * O(log n) per copy.  Writer only, serialized.
+ */
+LATCH_API int latch_map_remove(struct latch_map *m, uint64_t key, void **removed);
 
 /**
  * latch_map_replace() - give @key the value @value, atomically.

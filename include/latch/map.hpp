@@ -25,7 +25,7 @@
  * Contexts, as in <latch/map.h>: readers (find, floor, ceil, first, last,
  * next, prev, size, empty) from any thread and any context, signal
  * handlers included, serialized with nothing; they allocate nothing and
- * take no lock.  Writers (insert, erase, replace, reserve, commit,
+ * take no lock.  Writers (insert, erase, remove, replace, reserve, commit,
  * load_sorted) serialized with each other by the caller, never in a
  * signal handler (they may allocate).  create() and the destructor must
  * not race with any other call on the map.  Every error leaves the map
@@ -214,6 +214,21 @@ template <typename V = void *> class map
 	status erase(std::uint64_t key) noexcept
 	{
 		return detail::from_c(latch_map_erase(c_.get(), key));
+	}
+
+	/**
+	 * remove() - remove @key; returns the value it had, or an empty
+	 * optional when it was absent (the map is then unchanged).  Never
+	 * allocates (latch_map_remove()).  O(log n) per copy.  Writer only,
+	 * serialized.
+	 */
+	std::optional<V> remove(std::uint64_t key) noexcept
+	{
+		void *w;
+
+		if (latch_map_remove(c_.get(), key, &w) != 0)
+			return std::nullopt;
+		return word::unpack(w);
 	}
 
 	/**

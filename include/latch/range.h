@@ -32,6 +32,9 @@
  *	latch_range_size()          any, signal handlers    nothing
  *	latch_range_insert()        writer threads          nothing (the map locks)
  *	latch_range_erase()         writer threads          nothing (the map locks)
+ *	latch_range_remove()        writer threads          nothing (the map locks)
+ *	latch_range_erase_if()      writer threads          nothing (the map locks)
+ *	latch_range_store()         writer threads          nothing (the map locks)
  *	latch_range_commit()        writer threads          nothing (the map locks)
  *	latch_range_load_sorted()   writer threads          nothing (the map locks)
  *	latch_range_reserve()       writer threads          nothing (the map locks)
@@ -55,6 +58,12 @@
  * reader may still hold its value, so the object may be freed only after
  * a grace period, e.g. liburcu's synchronize_rcu() or call_rcu() with
  * readers inside rcu_read_lock() (see examples/range-reclaim-urcu.c).
+ *
+ * A JIT's code map (examples/code-map.c): loads insert, unloads erase
+ * with latch_range_erase_if() the record they inserted (so a late unload
+ * cannot erase code that reused the addresses), and code placed over
+ * addresses whose old code was never unloaded goes in with
+ * latch_range_store(), which evicts what it overlaps in the same flip.
  *
  * The reference for each call (cost, contexts, what to serialize, errors)
  * is its man page: latch_range(3), latch_range_find(3), latch_range_insert(3).
@@ -111,7 +120,8 @@ LATCH_API void latch_range_map_destroy(struct latch_range_map *m);
  * latch_range_reserve() - allocate now what @n ranges need.
  *
  * Afterwards, as long as the map holds at most @n ranges, no single
- * insert or erase allocates (a batch of latch_range_commit() with more
+ * insert, erase or remove allocates, nor a store while the map holds
+ * fewer than @n ranges (a batch of latch_range_commit() with more
  * than 16 changes still allocates its undo log, and a bulk load one
  * entry per 16 ranges).  Returns 0 or -ENOMEM (the contents are
  * unchanged either way).  Cost O(n).  Writer threads; the map serializes
@@ -143,10 +153,66 @@ LATCH_API int latch_range_insert(struct latch_range_map *m, uintptr_t start, uin
  */
 LATCH_API int latch_range_erase(struct latch_range_map *m, uintptr_t start);
 
+/**
+ * latch_range_remove() - remove the range that starts at @start, and
+ * copy it to *@removed (unless NULL).
+ *
+ * latch_range_erase() that tells what it erased: the same single change,
+ * whose one descent finds the range at its spot.  Returns 0 or -ENOENT
+ * (no range starts at @start; the map is then unchanged and *@removed
+ * untouched).  Never allocates (but the first writer call in a fork()
+ * child may: file comment).  A reader may still hold the range's value
+ * after the call (file comment).  Cost O(log n) per copy.  Writer
+ * threads, not signal handlers; the map serializes writers itself.
+ */
+LATCH_API int latch_range_remove(struct latch_range_map *m, uintptr_t start,
+                                 struct latch_range *removed);
+
+/**
+ * latch_range_erase_if() - remove the range that starts at
+ * @expected->start only if it is still exactly *@expected.
+ *
+ * For an owner that inserted a range and wants its own record gone but
+ * not a range that replaced it meanwhile (latch_range_store(), or an
+ * erase and an insert at the same start).  Returns 0; -ENOENT when no
+ * range starts at @expected->start; -ESTALE when one does but its end or
+ * value differs from *@expected.  On error the map is unchanged.  Never
+ * allocates (but see fork() in the file comment).  Cost O(log n) per
+ * copy.  Writer threads, not signal handlers; the map serializes writers
+ * itself, and the comparison and the erase are one step under its lock.
+ */
+LATCH_API int latch_range_erase_if(struct latch_range_map *m, const struct latch_range *expected);
+
+/**
+ * latch_range_store() - add [@start, @end) with @value, evicting every
+ * range it overlaps, so that readers see the old ranges or the new one
+ * and never a gap between them.
+ *
+ * Copies the evicted ranges, in start order, to @evicted[0..] and sets
+ * *@n_evicted (unless NULL) to how many were evicted.  When more than
+ * @max_evicted ranges overlap, nothing changes: it returns -ENOSPC with
+ * *@n_evicted set to how many overlap (and the first @max_evicted of them
+ * copied to @evicted), so a second call with that much room does it.
+ * @evicted may be NULL when @max_evicted is 0 (a NULL @evicted has room
+ * for none).  Returns 0; -ENOSPC; -EINVAL when @start >= @end; -ENOMEM.
+ * On an error other than -ENOSPC *@n_evicted is 0; on every error the map
+ * is unchanged.  Cost: one descent of both copies side by side, as an
+ * insert, when it evicts nothing; for k evictions O((k + 1) log n) per
+ * copy (the overlapping ranges are counted first, on the copy readers are
+ * not using, then erased one at a time and the new range inserted, all
+ * before the one flip).  Allocates only the nodes an insert can need.
+ * Writer threads, not signal handlers; the map serializes writers itself.
+ */
+LATCH_API int latch_range_store(struct latch_range_map *m, uintptr_t start, uintptr_t end,
+                                void *value, struct latch_range *evicted, size_t max_evicted,
+                                size_t *n_evicted);
+
 /** What a change of a batch does. */
 enum latch_range_op {
-	LATCH_RANGE_INSERT, /* add range; it must overlap no range in the map */
-	LATCH_RANGE_ERASE,  /* remove the range starting at range.start */
+	LATCH_RANGE_INSERT,   /* add range; it must overlap no range in the map */
+	LATCH_RANGE_ERASE,    /* remove the range starting at range.start */
+	LATCH_RANGE_ERASE_IF, /* remove the range starting at range.start if it is still range */
+	LATCH_RANGE_STORE,    /* add range, evicting the ranges it overlaps (not reported) */
 };
 
 /** One change of a batch (see latch_range_commit()). */
@@ -160,17 +226,23 @@ struct latch_range_change {
  *
  * The changes apply in order, each to the map as the ones before it left
  * it, so a batch may erase a range and insert an overlapping one in its
- * place, or insert a range and erase it again.  Returns 0; else the error
- * of the first bad change, and sets *@failed (unless NULL) to its index:
- * -EINVAL for an unknown op or an insert with start >= end, -EEXIST for an
- * insert that overlaps a range, -ENOENT for an erase where no range
- * starts.  Returns -ENOMEM when memory runs out (*@failed is then @n).
+ * place, or insert a range and erase it again; inserts, erases,
+ * conditional erases and stores mix freely.  A store's evictions are not
+ * reported.  Returns 0; else the error of the first bad change, and sets
+ * *@failed (unless NULL) to its index: -EINVAL for an unknown op or an
+ * insert or store with start >= end, -EEXIST for an insert that overlaps
+ * a range, -ENOENT for an erase or conditional erase where no range
+ * starts, -ESTALE for a conditional erase of a range whose end or value
+ * differs.  Returns -ENOMEM when memory runs out (*@failed is then @n).
  * On error the map is unchanged (its contents; a failed batch may leave
- * the copies' nodes shaped differently).  Cost O(n log N) per copy for N
- * ranges; a batch of more than 16 changes allocates its O(n) undo log,
- * and one of more than one change reserves nodes for its erases too (an
- * undone erase re-inserts).
- * Writer threads, not signal handlers; the map serializes writers itself.
+ * the copies' nodes shaped differently).  Cost O((n + e) log N) per copy
+ * for N ranges and e evictions; a batch of more than 16 changes allocates
+ * its O(n) undo log, and one whose stores evict more than its log holds
+ * (one entry per change and per eviction) a larger one; a batch of more
+ * than one change reserves nodes for its erases and evictions too (an
+ * undone erase or eviction re-inserts), each store's as the batch reaches
+ * it.  Writer threads, not signal handlers; the map serializes writers
+ * itself.
  */
 LATCH_API int latch_range_commit(struct latch_range_map *m,
                                  const struct latch_range_change *changes, size_t n,

@@ -28,7 +28,8 @@
  * Contexts, as in <latch/range.h>: readers (find, floor, ceil, first,
  * last, next, prev, size, empty) from any thread and any context, signal handlers
  * included, serialized with nothing; they allocate nothing and take no
- * lock.  Writers (insert, erase, reserve, commit, load_sorted) from
+ * lock.  Writers (insert, erase, remove, erase_if, store, reserve,
+ * commit, load_sorted) from
  * threads, never in a signal handler (they allocate and lock); unlike
  * latch::map's, they need no serialization by the caller: the map locks.
  * create() and the destructor must not race with any other call on the
@@ -37,6 +38,7 @@
 #ifndef LATCH_RANGE_HPP
 #define LATCH_RANGE_HPP
 
+#include <cerrno>
 #include <cstdint>
 #include <optional>
 
@@ -56,7 +58,16 @@ template <typename V> struct range {
 enum class range_op {
 	insert = LATCH_RANGE_INSERT, // add [start, end) with value; it must overlap no range
 	erase = LATCH_RANGE_ERASE,   // remove the range that starts at start
+	erase_if =
+	    LATCH_RANGE_ERASE_IF,  // remove the range at start if it is still [start, end), value
+	store = LATCH_RANGE_STORE, // add [start, end) with value, evicting what it overlaps
 };
+
+/**
+ * The error of range_map::erase_if() when the range was replaced: ESTALE,
+ * which std::errc does not name.
+ */
+inline constexpr std::errc stale_range = static_cast<std::errc>(ESTALE);
 
 /** A latched map of address ranges to V (see the top of this file). */
 template <typename V = void *> class range_map
@@ -68,12 +79,30 @@ template <typename V = void *> class range_map
       public:
 	using value_type = V;
 
-	/** One change of a batch; erase uses start only, and may leave end and value out. */
+	/**
+	 * One change of a batch; erase uses start only, and may leave end
+	 * and value out; erase_if's start, end and value are the expected
+	 * range.
+	 */
 	struct change {
 		range_op op;
 		std::uintptr_t start;
 		std::uintptr_t end = 0;
 		V value{};
+	};
+
+	/** A status and the one range it names: what insert_status and remove_status share. */
+	class [[nodiscard]] ranged_status : public status
+	{
+	      public:
+		/** Status @s, range @r. */
+		constexpr ranged_status(status s, std::optional<range<V>> r) noexcept
+		    : status(s), range_(r)
+		{
+		}
+
+	      protected:
+		std::optional<range<V>> range_;
 	};
 
 	/**
@@ -82,23 +111,58 @@ template <typename V = void *> class range_map
 	 * overlapped (the one with the lowest start when several did); else
 	 * empty.  O(1), any context.
 	 */
-	class [[nodiscard]] insert_status : public status
+	class [[nodiscard]] insert_status : public ranged_status
 	{
 	      public:
 		/** Status @s, overlapped range @collision. */
-		constexpr insert_status(status s, std::optional<range<V>> collision) noexcept
-		    : status(s), collision_(collision)
-		{
-		}
+		using ranged_status::ranged_status;
 
 		/** The range the insert overlapped, if that was the error. */
 		constexpr const std::optional<range<V>> &collision() const noexcept
 		{
-			return collision_;
+			return this->range_;
+		}
+	};
+
+	/**
+	 * remove_status - the status of a remove, and removed(): the range it
+	 * removed when it succeeded; else empty.  O(1), any context.
+	 */
+	class [[nodiscard]] remove_status : public ranged_status
+	{
+	      public:
+		/** Status @s, removed range @removed. */
+		using ranged_status::ranged_status;
+
+		/** The range the remove removed, if it succeeded. */
+		constexpr const std::optional<range<V>> &removed() const noexcept
+		{
+			return this->range_;
+		}
+	};
+
+	/**
+	 * store_status - the status of a store, and evicted(): how many ranges
+	 * it evicted, or, when the error is std::errc::no_space_on_device,
+	 * how many overlap; 0 on other errors.  O(1), any context.
+	 */
+	class [[nodiscard]] store_status : public status
+	{
+	      public:
+		/** Status @s, @evicted ranges evicted or overlapping. */
+		constexpr store_status(status s, std::size_t evicted) noexcept
+		    : status(s), evicted_(evicted)
+		{
+		}
+
+		/** How many ranges the store evicted (or would have to evict). */
+		constexpr std::size_t evicted() const noexcept
+		{
+			return evicted_;
 		}
 
 	      private:
-		std::optional<range<V>> collision_;
+		std::size_t evicted_;
 	};
 
 	/**
@@ -259,6 +323,67 @@ template <typename V = void *> class range_map
 	}
 
 	/**
+	 * remove() - remove the range that starts at @start; removed() is
+	 * that range.  Returns ok or std::errc::no_such_file_or_directory (no
+	 * range starts there).  Never allocates (latch_range_remove()).
+	 * O(log n) per copy.  Writer threads, not signal handlers; the map
+	 * serializes writers itself.
+	 */
+	remove_status remove(std::uintptr_t start) noexcept
+	{
+		latch_range r;
+		status s = detail::from_c(latch_range_remove(c_.get(), start, &r));
+
+		return remove_status(s, s ? std::optional<range<V>>(typed(r)) : std::nullopt);
+	}
+
+	/**
+	 * erase_if() - remove the range that starts at @expected.start only if
+	 * it is still exactly @expected (same end and value).  Returns ok;
+	 * std::errc::no_such_file_or_directory (no range starts there); or
+	 * latch::stale_range (one does, but its end or value differs: it was
+	 * replaced).  Never allocates.  O(log n) per copy.  Writer threads,
+	 * not signal handlers; the map serializes writers itself.
+	 */
+	status erase_if(const range<V> &expected) noexcept
+	{
+		const latch_range r{ expected.start, expected.end, word::pack(expected.value) };
+
+		return detail::from_c(latch_range_erase_if(c_.get(), &r));
+	}
+
+	/**
+	 * store() - add [@start, @end) with @value after evicting every range
+	 * it overlaps, in one step: readers see the old ranges or the new
+	 * one, never a gap.  The evicted ranges go, in start order, to
+	 * @evicted[0..] (room for @max_evicted; @evicted may be null when
+	 * @max_evicted is 0), and evicted() says how many.  Returns ok;
+	 * std::errc::no_space_on_device when more than @max_evicted ranges
+	 * overlap (nothing changes; evicted() is how many overlap, so a second
+	 * call with that much room does it); std::errc::invalid_argument
+	 * (@start >= @end); std::errc::not_enough_memory.  O((k + 1) log n)
+	 * per copy for k evictions (latch_range_store()); beyond one evicted
+	 * range it allocates a scratch array of @max_evicted C ranges.
+	 * Writer threads, not signal handlers; the map serializes writers
+	 * itself.
+	 */
+	store_status store(std::uintptr_t start, std::uintptr_t end, const V &value,
+	                   range<V> *evicted, std::size_t max_evicted) noexcept
+	{
+		std::size_t room = evicted ? max_evicted : 0, n = 0;
+		detail::scratch<latch_range> out(room);
+
+		if (!out.ok())
+			return store_status(status(std::errc::not_enough_memory), 0);
+		status s = detail::from_c(
+		    latch_range_store(c_.get(), start, end, word::pack(value), &out[0], room, &n));
+
+		for (std::size_t i = 0; s && i < n; i++)
+			evicted[i] = typed(out[i]);
+		return store_status(s, n);
+	}
+
+	/**
 	 * reserve() - allocate now what @n ranges need, so that while the map
 	 * holds at most @n ranges, no insert, erase or one-change commit
 	 * allocates.  Returns ok or std::errc::not_enough_memory.  O(n).
@@ -272,14 +397,18 @@ template <typename V = void *> class range_map
 	/**
 	 * commit() - apply @changes in order so that readers see all or none.
 	 * Each change applies to the map as the ones before it left it, so a
-	 * batch may erase a range and insert an overlapping one in its place.
+	 * batch may erase a range and insert an overlapping one in its place,
+	 * or store one over ranges (its evictions are not reported).
 	 * Returns ok; or std::errc::invalid_argument (an op that is not a
-	 * range_op, or an insert with start >= end), file_exists (an insert
-	 * that overlaps a range) or no_such_file_or_directory (an erase where
-	 * no range starts), with failed() the index of the first bad change;
-	 * or not_enough_memory.  O(n log N) per copy for N ranges; a batch of
-	 * more than 16 changes allocates its O(n) undo log.  Writer threads,
-	 * not signal handlers; the map serializes writers itself.
+	 * range_op, or an insert or store with start >= end), file_exists (an
+	 * insert that overlaps a range), no_such_file_or_directory (an erase
+	 * or erase_if where no range starts) or latch::stale_range (an
+	 * erase_if of a range that was replaced), with failed() the index of
+	 * the first bad change; or not_enough_memory.  O((n + e) log N) per
+	 * copy for N ranges and e evictions; a batch of more than 16 changes
+	 * allocates its O(n) undo log, one whose stores evict more than it
+	 * holds a larger one.  Writer threads, not signal handlers; the map
+	 * serializes writers itself.
 	 */
 	commit_status commit(array_view<change> changes) noexcept
 	{

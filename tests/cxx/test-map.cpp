@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * latch::map<V> (<latch/map.hpp>): every member against a std::map model
- * under random operations, single and batched; the errors and the
- * failed index of a batch; value types other than pointers; move-only
- * handles; and lookups from a signal handler that interrupts the writer.
+ * under random operations, single and batched (remove among them); the
+ * errors, the value a remove reports and the failed index of a batch;
+ * value types other than pointers; move-only handles; and lookups from a
+ * signal handler that interrupts the writer.
  *
  * Overrides: LATCH_CXX_OPS (random operations, default 200000),
  * LATCH_SIGNAL_MS (signal run time, default 300).
@@ -116,6 +117,12 @@ static void check_model(long ops)
 			          s.error() == (present ? std::errc::file_exists : std::errc{}),
 			      "insert");
 			ref.emplace(key, value);
+		} else if (what < 700 && what % 3 == 0) {
+			auto at = ref.find(key);
+			std::optional<std::uint32_t> got = m.remove(key);
+
+			CHECK(bool(got) == present && (!got || *got == at->second), "remove");
+			ref.erase(key);
 		} else if (what < 700) {
 			latch::status s = m.erase(key);
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * latch::range_map<V> (<latch/range.hpp>): every member against a std::map
- * model under random operations, single and batched; the errors, the
- * collision an insert reports and the failed index of a batch or a load;
+ * model under random operations, single and batched (remove, erase_if
+ * and store among them); the errors, the collision an insert reports, the
+ * range a remove reports, the ranges a store evicts, and the failed index
+ * of a batch or a load;
  * value types other than pointers; move-only handles; and lookups from a
  * signal handler that interrupts the writer.
  *
@@ -34,6 +36,8 @@ static_assert(noexcept(std::declval<const model_map &>().find(1)), "find is noex
 static_assert(noexcept(std::declval<const model_map &>().floor(1)), "floor is noexcept");
 static_assert(noexcept(std::declval<model_map &>().insert(1, 2, 3)), "insert is noexcept");
 static_assert(noexcept(model_map::create()), "create is noexcept");
+static_assert(noexcept(std::declval<model_map &>().store(1, 2, 3, nullptr, 0)),
+              "store is noexcept");
 static_assert(!std::is_copy_constructible<model_map>::value, "a map is not copyable");
 static_assert(!std::is_copy_assignable<model_map>::value, "a map is not copyable");
 static_assert(std::is_nothrow_move_constructible<model_map>::value, "a map moves");
@@ -79,6 +83,16 @@ static model::const_iterator overlap_of(const model &ref, uintptr_t start, uintp
 	return up != ref.end() && up->first < end ? up : ref.end();
 }
 
+// The ranges of @ref that [@start, @end) overlaps, in start order.
+static std::vector<model_range> overlapping(const model &ref, uintptr_t start, uintptr_t end)
+{
+	std::vector<model_range> out;
+
+	for (auto it = overlap_of(ref, start, end); it != ref.end() && it->first < end; ++it)
+		out.push_back(it->second);
+	return out;
+}
+
 // Every reader agrees with @ref at @addr, and size, empty, first and last.
 static void check_at(const model_map &m, const model &ref, uintptr_t addr)
 {
@@ -106,6 +120,34 @@ static latch::status model_insert(model &ref, const model_range &r)
 	return latch::status();
 }
 
+// What erase_if() must answer on @ref, which it updates on success.
+static latch::status model_erase_if(model &ref, const model_range &r)
+{
+	auto at = ref.find(r.start);
+
+	if (at == ref.end())
+		return latch::status(std::errc::no_such_file_or_directory);
+	if (at->second.end != r.end || at->second.value != r.value)
+		return latch::status(latch::stale_range);
+	ref.erase(at);
+	return latch::status();
+}
+
+// What store() with room for @room must answer on @ref (updated on success).
+static model_map::store_status model_store(model &ref, const model_range &r, std::size_t room)
+{
+	if (r.start >= r.end)
+		return model_map::store_status(latch::status(std::errc::invalid_argument), 0);
+	std::vector<model_range> gone = overlapping(ref, r.start, r.end);
+	if (gone.size() > room)
+		return model_map::store_status(latch::status(std::errc::no_space_on_device),
+		                               gone.size());
+	for (const model_range &g : gone)
+		ref.erase(g.start);
+	ref[r.start] = r;
+	return model_map::store_status(latch::status(), gone.size());
+}
+
 // What commit() must answer for @changes on @ref, which it updates on success.
 static latch::commit_status model_commit(model &ref, const std::vector<model_map::change> &changes)
 {
@@ -117,6 +159,10 @@ static latch::commit_status model_commit(model &ref, const std::vector<model_map
 
 		if (c.op == latch::range_op::insert)
 			s = model_insert(after, { c.start, c.end, c.value });
+		else if (c.op == latch::range_op::erase_if)
+			s = model_erase_if(after, { c.start, c.end, c.value });
+		else if (c.op == latch::range_op::store)
+			s = model_store(after, { c.start, c.end, c.value }, ~std::size_t{ 0 });
 		else if (c.op != latch::range_op::erase)
 			s = latch::status(std::errc::invalid_argument);
 		else if (!after.erase(c.start))
@@ -142,6 +188,58 @@ static void check_insert(model_map &m, model &ref, const model_range &r)
 		CHECK(same_range(got.collision(), collision), "insert: the collision");
 	else
 		CHECK(!got.collision(), "insert: a collision without an overlap");
+}
+
+// A remove's answer: its status, and the range it removed.
+static void check_remove(model_map &m, model &ref, uintptr_t start)
+{
+	auto at = ref.find(start);
+	std::optional<model_range> want;
+
+	if (at != ref.end())
+		want = at->second, ref.erase(at);
+	model_map::remove_status got = m.remove(start);
+	CHECK(bool(got) == bool(want) &&
+	          (want || got.error() == std::errc::no_such_file_or_directory),
+	      "remove(%#lx)", (unsigned long)start);
+	CHECK(want ? same_range(got.removed(), *want) : !got.removed(), "remove: the range");
+}
+
+// An erase_if of the range at @at (or of one like it with another end or
+// value, after @how), or of a start where none is.
+static void check_erase_if(model_map &m, model &ref, model_range r, unsigned how)
+{
+	auto at = ref.find(r.start);
+
+	if (at != ref.end())
+		r = at->second;
+	if (how == 1)
+		r.end++;
+	else if (how == 2)
+		r.value ^= 1;
+	latch::status want = model_erase_if(ref, r);
+	latch::status got = m.erase_if(r);
+	CHECK(got.error() == want.error(), "erase_if [%#lx, %#lx): error %d, want %d",
+	      (unsigned long)r.start, (unsigned long)r.end, (int)got.error(), (int)want.error());
+}
+
+// A store's answer with room for @room: its status, and the ranges evicted.
+static void check_store(model_map &m, model &ref, const model_range &r, std::size_t room)
+{
+	std::vector<model_range> gone = overlapping(ref, r.start, r.end);
+	model_map::store_status want = model_store(ref, r, room);
+	std::vector<model_range> out(room + 1, model_range{ 1, 1, 1 });
+	model_map::store_status got =
+	    m.store(r.start, r.end, r.value, room ? out.data() : nullptr, room);
+
+	CHECK(got.error() == want.error() && got.evicted() == want.evicted(),
+	      "store [%#lx, %#lx) with room for %zu: error %d, %zu evicted; want %d, %zu",
+	      (unsigned long)r.start, (unsigned long)r.end, room, (int)got.error(), got.evicted(),
+	      (int)want.error(), want.evicted());
+	for (std::size_t i = 0; i < out.size(); i++)
+		CHECK(want && i < gone.size() ? same_range(out[i], gone[i])
+		                              : out[i].start == 1 && out[i].end == 1,
+		      "store: evicted[%zu]", i);
 }
 
 // The ranges of @ref, with every value changed, and maybe one made bad:
@@ -187,9 +285,25 @@ static void check_model(long ops)
 		std::uint32_t value = (std::uint32_t)test_rng_next(&rng);
 		unsigned what = (unsigned)test_rng_below(&rng, 1000);
 
-		if (what < 450) {
+		if (what < 400) {
 			check_insert(m, ref, { start, end, value });
-		} else if (what < 750) {
+		} else if (what < 700 && what % 3) {
+			auto at = floor_of(ref, start);
+
+			if (what % 3 == 1)
+				check_remove(m, ref,
+				             at != ref.end() && what % 4 ? at->first : start);
+			else
+				check_erase_if(
+				    m, ref,
+				    { at != ref.end() && what % 4 ? at->first : start, end, value },
+				    what % 5);
+		} else if (what < 800 && what >= 700) {
+			if (what % 5 == 0)
+				end = start + test_rng_below(&rng, 300);
+			check_store(m, ref, { start, end, value },
+			            what % 7 ? test_rng_below(&rng, 5) : 64);
+		} else if (what < 700) {
 			// Mostly a start that is there.
 			auto at = floor_of(ref, start);
 			if (at != ref.end() && what % 4)
@@ -207,13 +321,16 @@ static void check_model(long ops)
 				unsigned kind = (unsigned)test_rng_below(&rng, 41);
 
 				c.op = kind == 40 ? static_cast<latch::range_op>(7)
-				                  : static_cast<latch::range_op>(kind % 2);
+				                  : static_cast<latch::range_op>(kind % 4);
 				c.start = 1 + test_rng_below(&rng, space);
 				c.end = c.start + test_rng_below(&rng, 24);
 				c.value = (std::uint32_t)test_rng_next(&rng);
 				auto at = floor_of(ref, c.start);
-				if (c.op == latch::range_op::erase && at != ref.end() && kind % 4)
+				if (c.op != latch::range_op::insert && at != ref.end() && kind % 5)
 					c.start = at->first;
+				if (c.op == latch::range_op::erase_if && at != ref.end() &&
+				    kind % 3 && c.start == at->first)
+					c.end = at->second.end, c.value = at->second.value;
 			}
 			latch::commit_status want = model_commit(ref, batch);
 			latch::commit_status got = m.commit(batch);
@@ -314,6 +431,22 @@ static void check_errors()
 	ref.erase(0x1000);
 	ref[0x800] = { 0x800, 0x2800, 7 };
 	check_at(m, ref, 0x1000);
+
+	// erase_if spares a replaced range; store evicts, or says how many it would.
+	CHECK(m.insert(0x9000, 0x9100, 1), "insert");
+	CHECK(m.erase_if({ 0x9000, 0x9100, 2 }).error() == latch::stale_range &&
+	          m.erase_if({ 0x9000, 0x9200, 1 }).error() == latch::stale_range &&
+	          m.erase_if({ 0x9001, 0x9100, 1 }).error() == std::errc::no_such_file_or_directory,
+	      "erase_if of a replaced range, or where none starts");
+	model_range out[2];
+	model_map::store_status st = m.store(0x8f00, 0x9200, 3, nullptr, 0);
+	CHECK(st.error() == std::errc::no_space_on_device && st.evicted() == 1,
+	      "store without room");
+	st = m.store(0x9200, 0x9200, 3, out, 2);
+	CHECK(st.error() == std::errc::invalid_argument && st.evicted() == 0, "store of nothing");
+	st = m.store(0x8f00, 0x9200, 3, out, 2);
+	CHECK(st && st.evicted() == 1 && out[0].start == 0x9000 && out[0].value == 1, "store");
+	CHECK(m.erase_if({ 0x8f00, 0x9200, 3 }), "erase_if of the stored range");
 
 	// Loads out of order, overlapping or empty name their bad range.
 	c = m.load_sorted({ { 1, 2, 0 }, { 5, 9, 0 }, { 3, 4, 0 } });

@@ -46,11 +46,20 @@ static void do_insert(struct latch_map *m, struct model *md, uint64_t key, void 
 		model_insert(md, key, v);
 }
 
+/* An erase, or now and then a remove that must report the value (or touch nothing). */
 static void do_erase(struct latch_map *m, struct model *md, uint64_t key)
 {
 	int want = model_has(md, key) ? 0 : -ENOENT;
+	void *old = want ? NULL : md->values[model_lower(md, key)], *got = &rng;
 
-	CHECK(latch_map_erase(m, key) == want, "erase(%llu)", (unsigned long long)key);
+	if (test_rng_below(&rng, 3) == 0) {
+		CHECK(latch_map_remove(m, key, &got) == want, "remove(%llu)",
+		      (unsigned long long)key);
+		CHECK(want ? got == &rng : got == old, "remove(%llu): wrong value",
+		      (unsigned long long)key);
+	} else {
+		CHECK(latch_map_erase(m, key) == want, "erase(%llu)", (unsigned long long)key);
+	}
 	if (!want)
 		model_erase(md, key);
 }
@@ -74,6 +83,7 @@ static void test_empty(void)
 	check_map(&m, &md);
 	check_readers(&m, &md, &rng, 16);
 	CHECK(latch_map_erase(&m, 1) == -ENOENT, "erase from an empty map");
+	CHECK(latch_map_remove(&m, 1, NULL) == -ENOENT, "remove from an empty map");
 	CHECK(latch_map_replace(&m, 1, NULL) == -ENOENT, "replace in an empty map");
 	CHECK(latch_map_commit(&m, NULL, 0, NULL) == 0, "an empty batch");
 	do_insert(&m, &md, UINT64_MAX, val(1, 0));
@@ -416,6 +426,25 @@ static void test_enomem(void)
 	alloc_fail_at = -1;
 	check_map(&m, &src);
 	check_readers(&m, &src, &rng, 256);
+	/*
+	 * A remove never allocates (a lone erase reserves nothing), not even
+	 * from a new map whose bulk load of 16 entries left no inner node free.
+	 */
+	latch_map_destroy(&m);
+	latch_map_init(&m);
+	CHECK(latch_map_load_sorted(&m, src.keys, src.values, 16) == 0, "load_sorted of 16");
+	alloc_calls = 0;
+	alloc_fail_at = 0;
+	for (size_t i = 0; i < 16; i++) {
+		void *v = NULL;
+
+		CHECK(latch_map_remove(&m, src.keys[i], i % 2 ? &v : NULL) == 0 &&
+		          (i % 2 == 0 || v == src.values[i]),
+		      "remove with the allocator failing");
+	}
+	CHECK(alloc_calls == 0 && latch_map_size(&m) == 0, "%ld allocations by remove()",
+	      alloc_calls);
+	alloc_fail_at = -1;
 	latch_btree_alloc_hook_ = real_alloc;
 	latch_map_destroy(&m);
 	model_free(&md);

@@ -6,6 +6,14 @@
  * (from its start, checked against its end and value, so a wrong range
  * or a torn entry shows up as a wrong key).  Its nodes come from the
  * structure's own bytes, as the latched map's do (sut-map.c).
+ *
+ * The writer uses every kind of change: an erase is latch_range_erase(),
+ * latch_range_remove() or latch_range_erase_if() (by the key), and an
+ * insert of key k is followed, when key k + 1 is present, by a
+ * latch_range_store() of k + 1's own range over it: one eviction and one
+ * insert in one update, during which k + 1, present before and after,
+ * must be found at every instruction (a gap between the eviction and the
+ * insert would show).
  */
 #include <string.h>
 
@@ -55,8 +63,9 @@ static void range_reserve(void *ctx)
 {
 	struct sut_range *t = ctx;
 
+	/* One more than the keys: a store into a full map reserves for one more. */
 	CHECK(latch_range_map_init(&t->map) == 0 &&
-	          latch_range_reserve(&t->map, (size_t)t->keys) == 0,
+	          latch_range_reserve(&t->map, (size_t)t->keys + 1) == 0,
 	      "the range map's nodes do not fit its arena");
 }
 
@@ -84,22 +93,51 @@ static void range_writer_start(void *s)
 	      "the range map could not be adopted after fork");
 }
 
+/* The range that stands for @key. */
+static struct latch_range range_of_key(long key)
+{
+	uintptr_t start = (uintptr_t)key * RANGE_STRIDE + 4;
+
+	return (struct latch_range){ start, start + 8, (void *)(uintptr_t)(key + 1) };
+}
+
 static void range_insert(void *s, long key)
 {
 	struct sut_range *t = s;
-	uintptr_t start = (uintptr_t)key * RANGE_STRIDE + 4;
+	struct latch_range r = range_of_key(key), next = range_of_key(key + 1), evicted;
+	size_t n = 0;
 
-	CHECK(latch_range_insert(&t->map, start, start + 8, (void *)(uintptr_t)(key + 1), NULL) ==
-	          0,
+	CHECK(latch_range_insert(&t->map, r.start, r.end, r.value, NULL) == 0,
 	      "latch_range_insert(%ld) failed", key);
+	/* Key k + 1's range stored over itself: evicted and inserted in one update. */
+	if (key + 1 < t->keys && latch_range_find(&t->map, next.start, NULL))
+		CHECK(latch_range_store(&t->map, next.start, next.end, next.value, &evicted, 1,
+		                        &n) == 0 &&
+		          n == 1 && evicted.start == next.start && evicted.end == next.end &&
+		          evicted.value == next.value,
+		      "latch_range_store(%ld) over itself failed", key + 1);
 }
 
 static void range_erase(void *s, long key)
 {
 	struct sut_range *t = s;
+	struct latch_range r = range_of_key(key), got = { 0, 0, NULL };
 
-	CHECK(latch_range_erase(&t->map, (uintptr_t)key * RANGE_STRIDE + 4) == 0,
-	      "latch_range_erase(%ld) failed", key);
+	switch (key % 3) {
+	case 0:
+		CHECK(latch_range_erase(&t->map, r.start) == 0, "latch_range_erase(%ld) failed",
+		      key);
+		break;
+	case 1:
+		CHECK(latch_range_remove(&t->map, r.start, &got) == 0 && got.end == r.end &&
+		          got.value == r.value,
+		      "latch_range_remove(%ld) failed", key);
+		break;
+	default:
+		CHECK(latch_range_erase_if(&t->map, &r) == 0, "latch_range_erase_if(%ld) failed",
+		      key);
+		break;
+	}
 }
 
 static long range_find(const void *s, long key)

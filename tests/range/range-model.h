@@ -79,6 +79,61 @@ static inline int range_model_erase(struct range_model *rm, uintptr_t start)
 	return 0;
 }
 
+/* latch_range_remove() as the map must do it: *removed (unless NULL) on success. */
+static inline int range_model_remove(struct range_model *rm, uintptr_t start,
+                                     struct latch_range *removed)
+{
+	size_t i = range_model_at(rm, start);
+
+	if (i < rm->n && rm->r[i].start == start && removed)
+		*removed = rm->r[i];
+	return range_model_erase(rm, start);
+}
+
+static inline bool range_eq(struct latch_range a, struct latch_range b)
+{
+	return a.start == b.start && a.end == b.end && a.value == b.value;
+}
+
+/* latch_range_erase_if(): 0, -ENOENT or -ESTALE (end or value differ). */
+static inline int range_model_erase_if(struct range_model *rm, struct latch_range x)
+{
+	size_t i = range_model_at(rm, x.start);
+
+	if (i == rm->n || rm->r[i].start != x.start)
+		return -ENOENT;
+	if (!range_eq(rm->r[i], x))
+		return -ESTALE;
+	return range_model_erase(rm, x.start);
+}
+
+/*
+ * latch_range_store(): 0, -EINVAL or -ENOSPC; *n_evicted is how many
+ * overlap (0 for -EINVAL), the first min(that, max) copied to @evicted.
+ */
+static inline int range_model_store(struct range_model *rm, struct latch_range x,
+                                    struct latch_range *evicted, size_t max, size_t *n_evicted)
+{
+	size_t i = range_model_at(rm, x.start), j;
+
+	*n_evicted = 0;
+	if (x.start >= x.end)
+		return -EINVAL;
+	if (i > 0 && rm->r[i - 1].end > x.start)
+		i--;
+	for (j = i; j < rm->n && rm->r[j].start < x.end; j++)
+		if (evicted && j - i < max)
+			evicted[j - i] = rm->r[j];
+	*n_evicted = j - i;
+	if (j - i > max)
+		return -ENOSPC;
+	CHECK(rm->n - (j - i) < rm->cap, "model full");
+	memmove(&rm->r[i + 1], &rm->r[j], (rm->n - j) * sizeof(*rm->r));
+	rm->r[i] = x;
+	rm->n = rm->n - (j - i) + 1;
+	return 0;
+}
+
 /* A batch as the map must apply it: in order, all or nothing; *failed on error. */
 static inline int range_model_commit(struct range_model *rm, const struct latch_range_change *c,
                                      size_t n, size_t *failed)
@@ -86,6 +141,7 @@ static inline int range_model_commit(struct range_model *rm, const struct latch_
 	struct range_model after = { malloc((rm->n + n + 1) * sizeof(*rm->r)), rm->n,
 		                     rm->n + n + 1 };
 	struct latch_range hit;
+	size_t evicted;
 	int err = 0;
 
 	CHECK(after.r, "out of memory");
@@ -96,6 +152,10 @@ static inline int range_model_commit(struct range_model *rm, const struct latch_
 			err = range_model_insert(&after, c[k].range, &hit);
 		else if (c[k].op == LATCH_RANGE_ERASE)
 			err = range_model_erase(&after, c[k].range.start);
+		else if (c[k].op == LATCH_RANGE_ERASE_IF)
+			err = range_model_erase_if(&after, c[k].range);
+		else if (c[k].op == LATCH_RANGE_STORE)
+			err = range_model_store(&after, c[k].range, NULL, SIZE_MAX, &evicted);
 		else
 			err = -EINVAL;
 	}
@@ -106,11 +166,6 @@ static inline int range_model_commit(struct range_model *rm, const struct latch_
 	}
 	free(after.r);
 	return err;
-}
-
-static inline bool range_eq(struct latch_range a, struct latch_range b)
-{
-	return a.start == b.start && a.end == b.end && a.value == b.value;
 }
 
 /* Both copies hold the model's ranges, validly (shapes may differ: see latch_range_commit()). */

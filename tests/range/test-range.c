@@ -3,11 +3,16 @@
  * The range map against a reference model (tests/api/range-model.h),
  * after every operation of random sequences over a small address space:
  * latch_range_insert() (valid, empty or inverted, overlapping), erase
- * (present or not), commit() batches of up to 24 changes (beyond the 16
- * of the stack undo log) whose changes interact, with now and then a bad
+ * and remove (present or not), erase_if (the range as it is, or with
+ * another end or value, or absent), store (evicting none, one or many
+ * ranges across leaves, with room for all or too few of them, or
+ * inverted), commit() batches of up to 24 changes mixing the four ops
+ * (beyond the 16 of the stack undo log, and stores that evict enough to
+ * outgrow the log) whose changes interact, with now and then a bad
  * change, and load_sorted() (sometimes unsorted, empty or overlapping).
- * Every call must return what the model predicts (with *failed and
- * *collision); after an error the map must be unchanged.  After every
+ * Every call must return what the model predicts (with *failed,
+ * *collision, the removed range and the evicted ones); after an error
+ * the map must be unchanged.  After every
  * call: both copies are valid B+-trees holding the model's ranges, with
  * every inner bound equal to its child's first start (the separator
  * invariant), and every reader call agrees with the model at every
@@ -72,6 +77,88 @@ static void one_erase(struct latch_range_map *m, struct range_model *rm, long *e
 	*errors += got != 0;
 }
 
+static void one_remove(struct latch_range_map *m, struct range_model *rm, long *errors)
+{
+	uintptr_t start = some_start(rm);
+	struct latch_range want = { 1, 2, NULL }, got = { 3, 4, NULL };
+	bool out = test_rng_below(&rng, 4) != 0;
+	int expect = range_model_remove(rm, start, &want);
+	int r = latch_range_remove(m, start, out ? &got : NULL);
+
+	CHECK(r == expect, "remove(%lu): %d, expected %d", (unsigned long)start, r, expect);
+	CHECK(!out || r || range_eq(got, want), "remove(%lu): wrong range copied out",
+	      (unsigned long)start);
+	CHECK(!out || !r || (got.start == 3 && got.end == 4), "a failed remove touched *removed");
+	*errors += r != 0;
+}
+
+/* A range the model holds, or one like it with another end or value, or none at its start. */
+static struct latch_range some_record(const struct range_model *rm)
+{
+	struct latch_range x = { some_start(rm), 0, NULL };
+	size_t i = range_model_at(rm, x.start);
+
+	if (i < rm->n && rm->r[i].start == x.start)
+		x = rm->r[i];
+	else
+		x.end = x.start + 1 + test_rng_below(&rng, 9), x.value = value_of(x.start);
+	switch (test_rng_below(&rng, 6)) {
+	case 0:
+		x.end += 1 + test_rng_below(&rng, 3); /* replaced: another end */
+		break;
+	case 1:
+		x.value = (void *)((uintptr_t)x.value + 2); /* replaced: another value */
+		break;
+	}
+	return x;
+}
+
+static void one_erase_if(struct latch_range_map *m, struct range_model *rm, long *errors)
+{
+	struct latch_range x = some_record(rm);
+	int expect = range_model_erase_if(rm, x), got = latch_range_erase_if(m, &x);
+
+	CHECK(got == expect, "erase_if([%lu, %lu)): %d, expected %d", (unsigned long)x.start,
+	      (unsigned long)x.end, got, expect);
+	*errors += got != 0;
+}
+
+/* A range to store: usually short, sometimes long enough to evict many across leaves. */
+static struct latch_range store_range(void)
+{
+	struct latch_range x = random_range();
+	unsigned long how = test_rng_below(&rng, 8);
+
+	if (x.start < x.end && how == 0)
+		x.end = x.start + 1 + test_rng_below(&rng, SPACE / 2);
+	else if (x.start < x.end && how == 1)
+		x.end = x.start + 1 + test_rng_below(&rng, 80);
+	return x;
+}
+
+static void one_store(struct latch_range_map *m, struct range_model *rm, long *errors)
+{
+	enum { ROOM = SPACE + 1 };
+	static struct latch_range got[ROOM + 1], want[ROOM];
+	struct latch_range x = store_range();
+	size_t max = test_rng_below(&rng, 3) ? test_rng_below(&rng, 5) : ROOM, n = 777, n_want;
+	bool out = max || test_rng_below(&rng, 2), count = test_rng_below(&rng, 5) != 0;
+	int expect, r;
+
+	for (size_t i = 0; i <= ROOM; i++)
+		got[i] = (struct latch_range){ 5, 6, NULL };
+	expect = range_model_store(rm, x, want, max, &n_want);
+	r = latch_range_store(m, x.start, x.end, x.value, out ? got : NULL, max, count ? &n : NULL);
+	CHECK(r == expect, "store [%lu, %lu) with room for %zu: %d, expected %d",
+	      (unsigned long)x.start, (unsigned long)x.end, max, r, expect);
+	CHECK(!count || n == n_want, "store: %zu evicted, expected %zu", n, n_want);
+	for (size_t i = 0; out && i < max && i < n_want && (r == 0 || r == -ENOSPC); i++)
+		CHECK(range_eq(got[i], want[i]), "store: evicted range %zu", i);
+	for (size_t i = n_want < max ? n_want : max; i <= ROOM; i++)
+		CHECK(got[i].start == 5 && got[i].end == 6, "store wrote evicted[%zu]", i);
+	*errors += r != 0;
+}
+
 static void one_commit(struct latch_range_map *m, struct range_model *rm, long *errors)
 {
 	struct latch_range_change c[MAX_BATCH + 1];
@@ -79,9 +166,15 @@ static void one_commit(struct latch_range_map *m, struct range_model *rm, long *
 	int expect, got;
 
 	for (size_t k = 0; k < n; k++) {
-		if (test_rng_below(&rng, 2)) {
+		unsigned long how = test_rng_below(&rng, 8);
+
+		if (how < 3) {
 			c[k] = (struct latch_range_change){ LATCH_RANGE_ERASE,
 				                            { some_start(rm), 0, NULL } };
+		} else if (how == 3) {
+			c[k] = (struct latch_range_change){ LATCH_RANGE_ERASE_IF, some_record(rm) };
+		} else if (how == 4) {
+			c[k] = (struct latch_range_change){ LATCH_RANGE_STORE, store_range() };
 		} else {
 			c[k] = (struct latch_range_change){ LATCH_RANGE_INSERT, random_range() };
 			/* Often in a place an earlier change of the batch frees. */
@@ -151,13 +244,19 @@ static long run(long ops)
 	range_model_init(&rm, 4 * SPACE);
 	range_model_check(&m, &rm, SPACE);
 	for (long op = 0; op < ops; op++) {
-		unsigned long kind = test_rng_below(&rng, 20);
+		unsigned long kind = test_rng_below(&rng, 28);
 
 		if (kind < 8)
 			one_insert(&m, &rm, &errors);
-		else if (kind < 13)
+		else if (kind < 11)
 			one_erase(&m, &rm, &errors);
-		else if (kind < 19)
+		else if (kind < 13)
+			one_remove(&m, &rm, &errors);
+		else if (kind < 15)
+			one_erase_if(&m, &rm, &errors);
+		else if (kind < 20)
+			one_store(&m, &rm, &errors);
+		else if (kind < 27)
 			one_commit(&m, &rm, &errors);
 		else
 			one_load(&m, &rm, &errors);
@@ -301,6 +400,19 @@ static int op_commit(struct latch_range_map *m, const struct op *op)
 	return r;
 }
 
+/* A store of op->c[0].range with room for 64 evictions. */
+static int op_store(struct latch_range_map *m, const struct op *op)
+{
+	struct latch_range out[64];
+	size_t k = 99;
+	int r = latch_range_store(m, op->c->range.start, op->c->range.end, op->c->range.value, out,
+	                          64, &k);
+
+	CHECK(r == 0 || k == 0, "-ENOMEM must set *n_evicted to 0");
+	CHECK(r || k == op->n, "the store evicted %zu ranges, expected %zu", k, op->n);
+	return r;
+}
+
 static int op_load(struct latch_range_map *m, const struct op *op)
 {
 	size_t failed = 0;
@@ -380,6 +492,40 @@ static void test_enomem(void)
 	CHECK(allocs >= 1, "the batch made no allocation: nothing was injected");
 	CHECK(range_model_commit(&rm, c, BATCH, &failed) == 0, "model batch");
 	range_model_check_tree(&m, &rm);
+	/* A store that evicts ranges across several leaves: its insert's chunks. */
+	for (int round = 0; round < 20; round++) {
+		size_t at = 100 + (size_t)test_rng_below(&rng, 600);
+		struct latch_range_change one = { LATCH_RANGE_STORE,
+			                          { rm.r[at].start + 1, rm.r[at + 29].start + 1,
+			                            value_of(rm.r[at].start) } };
+		const struct op store = { op_store, &one, NULL, 30 };
+
+		every_failure(&m, &rm, &store);
+		CHECK(range_model_store(&rm, one.range, NULL, 64, &failed) == 0 && failed == 30,
+		      "model store");
+	}
+	range_model_check_tree(&m, &rm);
+	/*
+	 * A batch of stores that evict 12 ranges each (outgrowing its undo
+	 * log, each reserving for its evictions' undo), conditional erases,
+	 * erases and inserts: failing at each allocation.
+	 */
+	for (size_t j = 0; j < 6; j++) {
+		const struct latch_range *r = &rm.r[300 + 40 * j];
+
+		c[4 * j] = (struct latch_range_change){ LATCH_RANGE_STORE,
+			                                { r[0].start, r[12].start, value_of(j) } };
+		c[4 * j + 1] = (struct latch_range_change){ LATCH_RANGE_ERASE_IF, r[20] };
+		c[4 * j + 2] = (struct latch_range_change){ LATCH_RANGE_ERASE, r[25] };
+		c[4 * j + 3] = (struct latch_range_change){
+			LATCH_RANGE_INSERT, { r[30].start + 8, r[30].start + 12, value_of(j) }
+		};
+	}
+	const struct op stores = { op_commit, c, NULL, 24 };
+	allocs = every_failure(&m, &rm, &stores);
+	CHECK(allocs >= 2, "the batch of stores made only %ld allocations", allocs);
+	CHECK(range_model_commit(&rm, c, 24, &failed) == 0, "model batch of stores");
+	range_model_check_tree(&m, &rm);
 	/* load_sorted: scratch and chunks. */
 	for (size_t i = 0; i < LOAD; i++)
 		src[i] = (struct latch_range){ 3 * i, 3 * i + 2, value_of(i) };
@@ -408,15 +554,16 @@ static void test_enomem(void)
 }
 
 /*
- * An erase never allocates: not with the allocator failing, and not with
- * it working, not even when the pools are exactly full (a bulk load of
- * 16 ranges fills one leaf per copy from a fresh 64-node chunk).
+ * An erase, a remove and a conditional erase never allocate: not with the
+ * allocator failing, and not with it working, not even when the pools are
+ * exactly full (a bulk load of 16 ranges fills one leaf per copy from a
+ * fresh 64-node chunk).
  */
 static void test_erase_allocates_nothing(void)
 {
 	struct latch_range src[16];
 	struct latch_range_map m;
-	struct latch_range r;
+	struct latch_range r, stale;
 
 	for (uintptr_t i = 0; i < 16; i++)
 		src[i] =
@@ -430,11 +577,62 @@ static void test_erase_allocates_nothing(void)
 	CHECK(latch_range_erase(&m, src[0].start) == 0, "erase with the allocator failing");
 	CHECK(latch_range_size(&m) == 15 && !latch_range_find(&m, src[0].start, &r),
 	      "the erase did not happen");
+	CHECK(latch_range_remove(&m, src[1].start, &r) == 0 && range_eq(r, src[1]),
+	      "remove with the allocator failing");
+	stale = src[2];
+	stale.value = value_of(99);
+	CHECK(latch_range_erase_if(&m, &stale) == -ESTALE, "erase_if of a replaced range");
+	CHECK(latch_range_erase_if(&m, &src[2]) == 0, "erase_if with the allocator failing");
+	CHECK(latch_range_size(&m) == 13 && !latch_range_find(&m, src[2].start, &r),
+	      "the remove or the erase_if did not happen");
 	alloc_fail_at = -1;
 	CHECK(latch_range_erase(&m, src[15].start) == 0, "erase of the last range");
 	CHECK(alloc_calls == 0, "erase made %ld allocations", alloc_calls);
 	latch_btree_alloc_hook_ = real_alloc;
 	latch_range_map_destroy(&m);
+}
+
+/*
+ * A batch whose store evicts 120000 packed ranges and whose next change
+ * is bad: undoing the store re-inserts them, which takes about 200 more
+ * leaves than the evictions freed (re-inserted leaves are not packed), so
+ * the batch must have reserved them once it knew how many ranges the
+ * store evicts: the bulk load of 2^17 ranges fills its leaf chunks
+ * exactly, and the batch's own reservation before it starts is one chunk
+ * of 64.  The map must come out unchanged, and the store alone must
+ * succeed.
+ */
+static void test_store_undo(void)
+{
+	enum { N = 1 << 17, EVICT = 120000 };
+	static struct latch_range src[N];
+	struct latch_range_map m;
+	struct range_model rm;
+	size_t failed = 0;
+
+	for (size_t i = 0; i < N; i++)
+		src[i] = (struct latch_range){ 16 * i, 16 * i + 8, value_of(i) };
+	CHECK(latch_range_map_init(&m) == 0, "init");
+	range_model_init(&rm, N + 8);
+	CHECK(latch_range_load_sorted(&m, src, N, NULL) == 0, "load_sorted");
+	memcpy(rm.r, src, sizeof(src));
+	rm.n = N;
+	const struct latch_range_change c[] = {
+		{ LATCH_RANGE_STORE, { 16 * 1000 + 4, 16 * (1000 + EVICT) - 4, value_of(1) } },
+		{ LATCH_RANGE_ERASE, { 3, 0, NULL } },
+	};
+	CHECK(latch_range_commit(&m, c, 2, &failed) == -ENOENT && failed == 1,
+	      "the bad change after the store");
+	range_model_check_tree(&m, &rm);
+	CHECK(latch_range_commit(&m, c, 1, &failed) == 0, "the store alone");
+	CHECK(range_model_store(&rm, c[0].range, NULL, 0, &failed) == -ENOSPC && failed == EVICT &&
+	          range_model_store(&rm, c[0].range, NULL, EVICT, &failed) == 0,
+	      "model store");
+	range_model_check_tree(&m, &rm);
+	for (uintptr_t a = 16 * 990; a < 16 * (1010 + EVICT); a += 1 + a % 13)
+		range_model_check_at(&m, &rm, a);
+	latch_range_map_destroy(&m);
+	free(rm.r);
 }
 
 /* ---- memory per range ---- */
@@ -530,6 +728,7 @@ int main(void)
 	separator_test(1);
 	test_enomem();
 	test_erase_allocates_nothing();
+	test_store_undo();
 	test_memory();
 	printf("test-range: passed\n");
 	return 0;
