@@ -166,6 +166,49 @@ static long map_descend(const void *s, unsigned idx, long key, unsigned *steps)
 
 const struct sut_ops sut_latch_map = SUT_LATCHED_OPS("latch-map", map);
 
+/* Keys of the harnesses' batched lookup: the one asked for and its successors. */
+#define BATCH 16
+
+/*
+ * The map's batched lookup as the harnesses' complete lookup:
+ * latch_map_find_many() of @key and its BATCH - 1 successors (present and
+ * absent ones alike), answering for @key, so that every harness checks
+ * batches as it checks single lookups: at every instruction of the
+ * writer (single-step), in handlers (storm), for linearizability.  Each
+ * other answer of the batch must be its own key's (a hit's value is its
+ * key + 1), or the lookup answers -3, which no harness accepts.  That a
+ * batch's answers come from one state is tests/api/test-find-many.c's.
+ */
+static long map_batch_find(const void *s, long key)
+{
+	const struct sut_map *t = s;
+	uint64_t keys[BATCH];
+	void *values[BATCH];
+	bool found[BATCH];
+
+	for (unsigned i = 0; i < BATCH; i++)
+		keys[i] = (uint64_t)key + i;
+	latch_map_find_many(&t->map, keys, BATCH, values, found);
+	for (unsigned i = 1; i < BATCH; i++)
+		if (found[i] && value_key(true, values[i]) != key + (long)i)
+			return -3;
+	return value_key(found[0], values[0]);
+}
+
+const struct sut_ops sut_latch_map_batch = {
+	.name = "latch-map-batch",
+	.size = map_size,
+	.init = map_init,
+	.insert = map_insert,
+	.erase = map_erase,
+	.find = map_batch_find,
+	.read_begin = map_read_begin,
+	.read_attempt = map_attempt,
+	.read_retry = map_read_retry,
+	.copies = 2,
+	.descend = map_descend,
+};
+
 /*
  * Broken maps the harnesses must catch, each missing one piece of the
  * technique on the read side (the writer is the library's own):

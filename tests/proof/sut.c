@@ -156,6 +156,7 @@ static const struct sut_ops *const all_suts[] = {
 	&sut_range_map,
 	&sut_latched_value,
 	&sut_latch_map,
+	&sut_latch_map_batch,
 	&sut_mutant_map_wrong_copy,
 	&sut_mutant_map_skip_retry,
 };
