@@ -289,6 +289,12 @@ static void model_init(struct model *md)
 	CHECK(md->present && md->c, "out of memory");
 }
 
+static void model_free(struct model *md)
+{
+	free(md->present);
+	free(md->c);
+}
+
 /* A random address in a random slot's cell, and that slot. */
 static uint64_t random_addr(struct test_rng *rng, size_t *j)
 {
@@ -350,6 +356,7 @@ static int churn(void)
 	printf("churn: %ld lookups beside %llu writer ops: %ld answered (%ld found), %ld gave "
 	       "-EAGAIN\n",
 	       answered + again, (unsigned long long)(last - first), answered, found, again);
+	model_free(&md);
 	CHECK(answered > (answered + again) / 2, "most lookups must be answered");
 	CHECK(last - first > 100, "the writer must have changed the map meanwhile");
 	if (expect_caught) {
@@ -397,6 +404,7 @@ static int stop(void)
 	finish_writer(pid);
 	CHECK(latch_remote_range_find(r, NAME, BASE, NULL) == -ESRCH, "the writer exited");
 	latch_remote_detach(r);
+	model_free(&md);
 	printf("stop: %ld stops, %ld inside an update, %ld lookups while stopped, all right\n",
 	       stops, mid_update, lookups);
 	if (expect_caught) {
