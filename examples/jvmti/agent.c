@@ -5,19 +5,22 @@
  *
  *	java -agentpath:/path/to/liblatch-jvmti-agent.so[=OPTIONS] ...
  *
- * The map: CompiledMethodLoad inserts the method's code [code_addr,
+ * The map: CompiledMethodLoad stores the method's code [code_addr,
  * code_addr + code_size) with a record naming it ("Class.method"),
- * CompiledMethodUnload erases it, DynamicCodeGenerated inserts stubs (the
- * interpreter, adapters, runtime stubs).  At VMInit, GenerateEvents replays
- * the code that existed before the events were enabled.
+ * DynamicCodeGenerated stores stubs (the interpreter, adapters, runtime
+ * stubs); latch_range_store() evicts, in the same flip, whatever stale code
+ * the new range overlaps.  CompiledMethodUnload erases the record its load
+ * stored with latch_range_erase_if(), so a late unload never erases code
+ * that reused the addresses.  At VMInit, GenerateEvents replays the code
+ * that existed before the events were enabled.
  *
  * The samples: a CPU-time timer per thread (timer_create() on the thread's
  * CPU clock, SIGEV_THREAD_ID), for the Java threads and the JVM's own
  * (compiler, GC, service threads) alike, found in /proc/self/task.  The
  * SIGPROF handler reads the interrupted PC from the ucontext and resolves
  * it with latch_range_find(), which never waits, even when the handler
- * interrupted this very thread inside a latch_range_insert() or
- * latch_range_erase(); each answer goes to a preallocated log.
+ * interrupted this very thread inside a latch_range_store() or
+ * latch_range_erase_if(); each answer goes to a preallocated log.
  *
  * At VM death: sampling stops, every answer is checked against a replay of
  * the writers' log (see check_samples()), and a flat profile and a summary
@@ -31,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -60,13 +64,22 @@ _Static_assert(ATOMIC_LONG_LOCK_FREE == 2 && ATOMIC_BOOL_LOCK_FREE == 2 &&
 
 enum kind { KIND_METHOD, KIND_STUB };
 
+/* Longer names are cut, ending in "...". */
+#define RECORD_NAME_MAX 160
+
 struct record {
+	char name[RECORD_NAME_MAX]; /* "Class.method" or the stub's name */
 	enum kind kind;
-	jmethodID method;     /* KIND_METHOD: the method compiled */
-	char *name;           /* "Class.method" or the stub's name; owned */
-	uintptr_t start, end; /* the range inserted with this record */
-	/* After sampling stopped: the replay (check_samples()) and the profile. */
-	long born, died; /* present in the states S_j with born <= j < died; -1: never */
+	jmethodID method; /* KIND_METHOD: the method compiled */
+	/* The range stored with this record (value: the record): what the unload erases. */
+	struct latch_range range;
+	struct record *next; /* KIND_METHOD: the next record of its unload index bucket */
+	/*
+	 * After sampling stopped, for the replay (check_samples()) and the
+	 * profile: in the states S_j with born <= j < died (born -1: never
+	 * stored; died LONG_MAX: never removed).
+	 */
+	long born, died;
 	unsigned long samples;
 };
 
@@ -86,13 +99,16 @@ struct chunk {
 
 /* ---- the writers' log, replayed by the check ---- */
 
-enum op { OP_INSERT, OP_ERASE };
-
 /*
- * One writer call: op number k took the sequence numbers 2k and 2k + 1
- * before and after the call.  An erase names the record of the range it
- * removed (read under the agent's mutex, so it is the range erased).
+ * OP_STORE and OP_ERASE_IF are writer calls: op number k took the sequence
+ * numbers 2k and 2k + 1 before and after the call, and is logged with its
+ * result, failed or not.  A store that evicted ranges is logged as one
+ * OP_EVICT entry per evicted range, then its OP_STORE, all with the
+ * store's sequence number: readers see the evictions and the new range in
+ * one flip.
  */
+enum op { OP_STORE, OP_EVICT, OP_ERASE_IF };
+
 struct event {
 	enum op op;
 	int result;
@@ -115,13 +131,43 @@ struct sample {
 static jvmtiEnv *jvmti;
 static struct latch_range_map code;
 
-/* The agent's mutex: every writer call, with its log entry, the arena and the counts. */
+/*
+ * The agent's mutex guards the agent's bookkeeping, not the map.  The map
+ * locks its writers itself, latch_range_erase_if() compares and erases in
+ * one step under that lock and latch_range_store() evicts and inserts in
+ * one step, so no find-compare-erase or erase-then-insert needs a lock of
+ * ours.  agent_lock is still held:
+ *
+ *  - around each writer call and its log entries: the check replays the
+ *    log in the order the map applied the calls, which it knows only when
+ *    each call runs alone between its sequence numbers 2k and 2k + 1;
+ *  - for the record arena, the unload index and the counts: plain
+ *    memory, shared by the JVM's threads that post events;
+ *  - for dead: VM death destroys the map, so no callback may be in it then.
+ *
+ * An agent without the check, which kept the map until the process ends,
+ * would hold it for the second item only and call the map outside it.
+ * The signal handlers never take it.
+ */
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool dead; /* VM death: the callbacks do nothing more */
 static struct chunk *chunks;
 static struct event *events;
 static size_t nevents, events_cap;
-static unsigned long loads, unloads, stale_unloads, stubs, evictions, duplicates, failures;
+static unsigned long loads, unloads, stale_unloads, gone_unloads, stubs, evicting_stores, evictions,
+    store_retries, duplicates, failures;
+
+/*
+ * The unload index: the records of stored methods by (method, start), so
+ * that CompiledMethodUnload, which names only those, erases the very
+ * record its load stored.  HotSpot queues a method's unload event before
+ * its space can be reused, and sends the queued events in order, so among
+ * records with the same key the oldest is the one unloaded.  A record
+ * leaves the index at its unload; one evicted by newer code stays until
+ * then.
+ */
+#define INDEX_BUCKETS 4096
+static struct record *unload_index[INDEX_BUCKETS];
 
 /*
  * The writers' sequence number: 2k before op k started, 2k + 1 while it
@@ -155,8 +201,15 @@ static bool timer_thread_started;
 
 /* ---- the writer side, under agent_lock ---- */
 
-static struct record *record_new(enum kind kind, jmethodID method, char *name, uintptr_t start,
-                                 uintptr_t end)
+/* @name, cut to RECORD_NAME_MAX - 1 bytes, "..." marking a cut. */
+static void name_set(char *dst, const char *name)
+{
+	if ((size_t)snprintf(dst, RECORD_NAME_MAX, "%s", name) >= RECORD_NAME_MAX)
+		memcpy(dst + RECORD_NAME_MAX - 4, "...", 4);
+}
+
+static struct record *record_new(enum kind kind, jmethodID method, const char *name,
+                                 uintptr_t start, uintptr_t end)
 {
 	struct record *r;
 
@@ -169,15 +222,56 @@ static struct record *record_new(enum kind kind, jmethodID method, char *name, u
 		chunks = c;
 	}
 	r = &chunks->records[chunks->used++];
-	*r = (struct record){ kind, method, name, start, end, -1, -1, 0 };
+	*r = (struct record){ .kind = kind,
+		              .method = method,
+		              .range = { start, end, r },
+		              .born = -1,
+		              .died = LONG_MAX };
+	name_set(r->name, name);
 	return r;
 }
 
-static bool events_reserve(void)
+static size_t index_bucket(jmethodID method, uintptr_t start)
 {
-	if (nevents == events_cap) {
-		size_t cap = events_cap ? 2 * events_cap : 4096;
-		struct event *e = realloc(events, cap * sizeof(*e));
+	uint64_t h = ((uint64_t)(uintptr_t)method ^ ((uint64_t)start >> 4)) * 0x9e3779b97f4a7c15u;
+
+	return (size_t)(h >> 32) % INDEX_BUCKETS;
+}
+
+static void index_add(struct record *rec)
+{
+	struct record **head = &unload_index[index_bucket(rec->method, rec->range.start)];
+
+	rec->next = *head;
+	*head = rec;
+}
+
+/* Take the oldest record of @method at @start out of the index; NULL if none. */
+static struct record *index_take(jmethodID method, uintptr_t start)
+{
+	struct record **link = NULL, *rec;
+
+	for (struct record **at = &unload_index[index_bucket(method, start)]; *at;
+	     at = &(*at)->next)
+		if ((*at)->method == method && (*at)->range.start == start)
+			link = at; /* the newest come first: keep the last */
+	if (!link)
+		return NULL;
+	rec = *link;
+	*link = rec->next;
+	return rec;
+}
+
+/* Room for @more log entries. */
+static bool events_reserve(size_t more)
+{
+	if (events_cap - nevents < more) {
+		size_t cap = events_cap ? events_cap : 4096;
+		struct event *e;
+
+		while (cap - nevents < more)
+			cap *= 2;
+		e = realloc(events, cap * sizeof(*e));
 
 		if (!e)
 			return false;
@@ -213,36 +307,76 @@ static void writer_end(void)
 	in_writer = 0;
 }
 
-static int logged_insert(struct record *rec, struct latch_range *hit)
+/*
+ * Store @rec's range, evicting what it overlaps, with room for @room
+ * evicted ranges in @evicted; *@n: how many were evicted (or, on -ENOSPC,
+ * overlap).  Logged: the evictions and the store at one sequence number.
+ */
+static int logged_store(const struct record *rec, struct latch_range *evicted, size_t room,
+                        size_t *n)
 {
-	struct event *e;
 	unsigned long s;
 	int err;
 
-	if (!events_reserve())
+	if (!events_reserve(room + 1))
 		return -ENOMEM;
 	s = writer_begin();
-	err = latch_range_insert(&code, rec->start, rec->end, rec, hit);
+	err = latch_range_store(&code, rec->range.start, rec->range.end, rec->range.value, evicted,
+	                        room, n);
 	writer_end();
-	e = &events[nevents++];
-	*e = (struct event){ OP_INSERT, err, { rec->start, rec->end, rec }, s };
+	for (size_t i = 0; err == 0 && i < *n; i++)
+		events[nevents++] = (struct event){ OP_EVICT, 0, evicted[i], s };
+	events[nevents++] = (struct event){ OP_STORE, err, rec->range, s };
 	return err;
 }
 
-/* Erase @r, a range just found in the map under agent_lock. */
-static int logged_erase(const struct latch_range *r)
+/* Erase @rec's range if the map still holds it as stored. */
+static int logged_erase_if(const struct record *rec)
 {
-	struct event *e;
 	unsigned long s;
 	int err;
 
-	if (!events_reserve())
+	if (!events_reserve(1))
 		return -ENOMEM;
 	s = writer_begin();
-	err = latch_range_erase(&code, r->start);
+	err = latch_range_erase_if(&code, &rec->range);
 	writer_end();
-	e = &events[nevents++];
-	*e = (struct event){ OP_ERASE, err, *r, s };
+	events[nevents++] = (struct event){ OP_ERASE_IF, err, rec->range, s };
+	return err;
+}
+
+/* Room for this many evicted ranges on the stack; a store that evicts more calls again. */
+#define EVICTED_ROOM 4
+
+/*
+ * Store @rec's range, evicting in the same flip every range it overlaps
+ * (a sample never falls into a gap between the old code and the new).
+ * When more ranges overlap than @evicted has room for, the store changes
+ * nothing and says how many: again with that much room.  (Under
+ * agent_lock nothing changes the map in between; the loop is for an agent
+ * whose writers do not share a lock.)
+ */
+static int store_code(const struct record *rec)
+{
+	struct latch_range few[EVICTED_ROOM], *evicted = few;
+	size_t room = EVICTED_ROOM, n = 0;
+	int err;
+
+	while ((err = logged_store(rec, evicted, room, &n)) == -ENOSPC) {
+		store_retries++;
+		if (evicted != few)
+			free(evicted);
+		evicted = malloc(n * sizeof(*evicted));
+		if (!evicted)
+			return -ENOMEM;
+		room = n;
+	}
+	if (err == 0 && n > 0) {
+		evicting_stores++;
+		evictions += n;
+	}
+	if (evicted != few)
+		free(evicted);
 	return err;
 }
 
@@ -250,89 +384,72 @@ static int logged_erase(const struct latch_range *r)
  * The same code twice: a method's, or a stub at the same place (HotSpot's
  * replay names adapters without the fingerprint the first event gave).
  */
-static bool same_code(const struct record *a, const struct record *b)
+static bool same_code(const struct record *a, enum kind kind, jmethodID method, uintptr_t start,
+                      uintptr_t end)
 {
-	if (a->kind != b->kind || a->start != b->start || a->end != b->end)
+	if (a->kind != kind || a->range.start != start || a->range.end != end)
 		return false;
-	return a->kind == KIND_STUB || a->method == b->method;
+	return kind == KIND_STUB || a->method == method;
 }
 
 /*
- * Add the code [start, end) named @name (which the record then owns).
- * A range already there for the same code is a replay of GenerateEvents:
- * nothing to do.  Ranges it overlaps are stale: HotSpot reuses the space
- * of freed code, and for some stubs it never says it freed them, while a
- * CompiledMethodUnload may come after the space was reused.  Those are
- * erased, one at a time, until the insert succeeds.
+ * Add the code [start, end) named @name.  A range already there for the
+ * same code is a replay of GenerateEvents: nothing to do.  Ranges it
+ * overlaps are stale: HotSpot reuses the space of freed code, and for some
+ * stubs it never says it freed them, while a CompiledMethodUnload may come
+ * after the space was reused.  The store evicts them.
  */
-static void add_code(enum kind kind, jmethodID method, char *name, const void *addr, size_t size)
+static void add_code(enum kind kind, jmethodID method, const char *name, const void *addr,
+                     size_t size)
 {
-	uintptr_t start = (uintptr_t)addr;
-	struct record probe = { kind, method, name, start, start + size, -1, -1, 0 };
+	uintptr_t start = (uintptr_t)addr, end = start + size;
 	struct latch_range r;
 	struct record *rec;
-	int err;
 
-	if (!name || size == 0 || start + size < start) {
-		free(name);
+	if (size == 0 || end < start)
 		return;
-	}
 	pthread_mutex_lock(&agent_lock);
 	if (dead) {
-		pthread_mutex_unlock(&agent_lock);
-		free(name);
-		return;
-	}
-	if (latch_range_find(&code, start, &r) && same_code(r.value, &probe)) {
+		/* nothing */
+	} else if (latch_range_find(&code, start, &r) &&
+	           same_code(r.value, kind, method, start, end)) {
 		duplicates++;
-		pthread_mutex_unlock(&agent_lock);
-		free(name);
-		return;
-	}
-	rec = record_new(kind, method, name, start, start + size);
-	if (!rec) {
+	} else if (!(rec = record_new(kind, method, name, start, end)) || store_code(rec) != 0) {
 		failures++;
-		pthread_mutex_unlock(&agent_lock);
-		free(name);
-		return;
+	} else if (kind == KIND_STUB) {
+		stubs++;
+	} else {
+		loads++;
+		index_add(rec);
 	}
-	while ((err = logged_insert(rec, &r)) == -EEXIST) {
-		if (logged_erase(&r) != 0)
-			break;
-		evictions++;
-	}
-	if (err == 0)
-		kind == KIND_METHOD ? loads++ : stubs++;
-	else
-		failures++;
 	pthread_mutex_unlock(&agent_lock);
 }
 
 /* ---- the JVMTI callbacks ---- */
 
-/* "Lpkg/Cls;" and "m" -> "pkg.Cls.m", malloc'ed; NULL when the JVM cannot tell. */
-static char *method_name(jmethodID method)
+/* "Lpkg/Cls;" and "m" -> "pkg.Cls.m" in @out; false when the JVM cannot tell. */
+static bool method_name(jmethodID method, char out[RECORD_NAME_MAX])
 {
-	char *mname = NULL, *csig = NULL, *out = NULL;
+	char *mname = NULL, *csig = NULL;
 	jclass klass = NULL;
+	bool ok = false;
 
 	if ((*jvmti)->GetMethodName(jvmti, method, &mname, NULL, NULL) == JVMTI_ERROR_NONE &&
 	    (*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) == JVMTI_ERROR_NONE &&
 	    (*jvmti)->GetClassSignature(jvmti, klass, &csig, NULL) == JVMTI_ERROR_NONE) {
 		const char *c = csig[0] == 'L' ? csig + 1 : csig;
-		size_t n = strcspn(c, ";");
+		int n = (int)strcspn(c, ";");
 
-		out = malloc(n + 1 + strlen(mname) + 1);
-		if (out) {
-			for (size_t i = 0; i < n; i++)
-				out[i] = c[i] == '/' ? '.' : c[i];
-			out[n] = '.';
-			strcpy(out + n + 1, mname);
+		/* Cut by record_new() if too long. */
+		if (snprintf(out, RECORD_NAME_MAX, "%.*s.%s", n, c, mname) >= 0) {
+			for (int i = 0; i < n && i < RECORD_NAME_MAX && out[i]; i++)
+				out[i] = out[i] == '/' ? '.' : out[i];
+			ok = true;
 		}
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
-	return out;
+	return ok;
 }
 
 static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jint code_size,
@@ -340,28 +457,29 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
                                             const jvmtiAddrLocationMap *map,
                                             const void *compile_info)
 {
+	char name[RECORD_NAME_MAX];
+
 	(void)env, (void)map_length, (void)map, (void)compile_info;
-	if (code_size > 0)
-		add_code(KIND_METHOD, method, method_name(method), code_addr, (size_t)code_size);
+	if (code_size > 0 && method_name(method, name))
+		add_code(KIND_METHOD, method, name, code_addr, (size_t)code_size);
 }
 
 static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method,
                                               const void *code_addr)
 {
-	struct latch_range r;
-	const struct record *rec;
+	struct record *rec;
 
 	(void)env;
 	pthread_mutex_lock(&agent_lock);
 	/*
-	 * Find, compare, erase: the range that starts at @code_addr is erased
-	 * only if it is still this method's code.  By the time HotSpot sends
-	 * this event the space may already hold other code (a later load or
-	 * stub evicted this range, see add_code()), and erasing by address
-	 * alone would remove the newcomer.  The library has no conditional
-	 * erase, so the three steps run under agent_lock, which every writer
-	 * of this map holds: nothing can change the range between the find
-	 * and the erase.  Lookups do not take the lock and need not.
+	 * Erase the range this method's load stored at @code_addr, only if
+	 * the map still holds it as stored (start, end and record): by the
+	 * time HotSpot sends this event the space may already hold other
+	 * code, which a later store put there evicting this range, and
+	 * erasing by address alone would remove the newcomer.
+	 * latch_range_erase_if() compares and erases in one step under the
+	 * map's own lock; agent_lock is held here for the log and the index
+	 * (see its comment), not for the map.
 	 *
 	 * The record is not freed here, nor ever while the process runs: a
 	 * signal handler on another thread may have found it just before the
@@ -369,15 +487,24 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method,
 	 * the run.  Records stay in their arena until VM death, when sampling
 	 * has stopped and no handler can hold one.
 	 */
-	if (!dead && latch_range_find(&code, (uintptr_t)code_addr, &r) &&
-	    r.start == (uintptr_t)code_addr && (rec = r.value)->kind == KIND_METHOD &&
-	    rec->method == method) {
-		if (logged_erase(&r) == 0)
+	if (dead) {
+		/* nothing */
+	} else if (!(rec = index_take(method, (uintptr_t)code_addr))) {
+		gone_unloads++; /* never stored: it came before the agent saw its load */
+	} else {
+		switch (logged_erase_if(rec)) {
+		case 0:
 			unloads++;
-		else
+			break;
+		case -ESTALE: /* the start holds newer code, which evicted this range */
+			stale_unloads++;
+			break;
+		case -ENOENT: /* evicted by newer code, which does not start here */
+			gone_unloads++;
+			break;
+		default:
 			failures++;
-	} else if (!dead) {
-		stale_unloads++;
+		}
 	}
 	pthread_mutex_unlock(&agent_lock);
 }
@@ -387,7 +514,7 @@ static void JNICALL on_dynamic_code_generated(jvmtiEnv *env, const char *name, c
 {
 	(void)env;
 	if (length > 0)
-		add_code(KIND_STUB, NULL, strdup(name ? name : "(stub)"), address, (size_t)length);
+		add_code(KIND_STUB, NULL, name ? name : "(stub)", address, (size_t)length);
 }
 
 /* ---- sampling ---- */
@@ -598,12 +725,33 @@ static int by_start(const void *a, const void *b)
 	const struct record *x = *(const struct record *const *)a,
 	                    *y = *(const struct record *const *)b;
 
-	return (x->start > y->start) - (x->start < y->start);
+	return (x->range.start > y->range.start) - (x->range.start < y->range.start);
+}
+
+/* The states a range was in: S_j for born <= j < died. */
+struct span {
+	long born, died;
+};
+
+static int by_born(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->born > y->born) - (x->born < y->born);
+}
+
+/* A record the log says was in the map as @r, from op k on, and still is. */
+static bool logged_live(const struct latch_range *r, size_t k)
+{
+	const struct record *rec = r->value;
+
+	return is_record(rec) && rec->born >= 0 && (size_t)rec->born <= k &&
+	       rec->died == LONG_MAX && rec->range.start == r->start && rec->range.end == r->end;
 }
 
 /*
  * Replay the writers' log: op k turns state S_k into S_(k+1) (S_0 empty),
- * so a range inserted by op b and erased by op d is in S_j for
+ * so a range stored by op b and erased or evicted by op d is in S_j for
  * b + 1 <= j < d + 1.  A lookup that read before = seq before it and
  * after = seq after it saw one of the states S_j with
  *
@@ -611,20 +759,23 @@ static int by_start(const void *a, const void *b)
  *
  * (ops that had returned are in; an op not yet begun is out; an op
  * under way either way).  A found range must hold the PC and be in one of
- * those states; a miss is wrong when one range holding the PC is in all of
- * them.  (Each op changes one range, so states that each have a range
- * holding the PC have the same one.)  Returns the number of wrong answers
- * and sets *@checked.
+ * those states; a miss is wrong when every one of those states has a
+ * range holding the PC (ranges never overlap, so in each state at most one
+ * does, and a store that replaced one by another left no state without:
+ * a miss there would be a reader seeing the eviction without the new
+ * range).  Returns the number of wrong answers and sets *@checked.
  */
 static unsigned long check_samples(unsigned long n, unsigned long *checked, FILE *out)
 {
 	struct record **live = NULL;
-	size_t nlive = 0;
+	struct span *spans = NULL;
+	size_t nlive = 0, k = 0;
 	uintptr_t maxlen = 0;
 	unsigned long wrong = 0;
 
-	for (size_t k = 0; k < nevents; k++) {
-		const struct event *e = &events[k];
+	/* k: the op the entry belongs to (evictions come before their store). */
+	for (size_t i = 0; i < nevents; k += events[i].op != OP_EVICT, i++) {
+		const struct event *e = &events[i];
 		struct record *rec = e->range.value;
 
 		if (e->seq != 2 * k) {
@@ -634,11 +785,12 @@ static unsigned long check_samples(unsigned long n, unsigned long *checked, FILE
 		}
 		if (e->result != 0)
 			continue;
-		if (e->op == OP_INSERT) {
+		if (e->op == OP_STORE && is_record(rec) && rec->born < 0) {
 			rec->born = (long)k + 1;
-		} else if (rec->born < 0 || rec->died >= 0 || rec->start != e->range.start) {
-			fprintf(out, "jvmti-agent: check: op %zu erased a range not in the map\n",
-			        k);
+		} else if (e->op == OP_STORE || !logged_live(&e->range, k)) {
+			fprintf(out, "jvmti-agent: check: op %zu %s a range %s the map\n", k,
+			        e->op == OP_STORE ? "stored" : "removed",
+			        e->op == OP_STORE ? "already in" : "not in");
 			wrong++;
 		} else {
 			rec->died = (long)k + 1;
@@ -647,7 +799,10 @@ static unsigned long check_samples(unsigned long n, unsigned long *checked, FILE
 	for (const struct chunk *c = chunks; c; c = c->next)
 		nlive += c->used;
 	live = malloc((nlive ? nlive : 1) * sizeof(*live));
-	if (!live) {
+	spans = malloc((nlive ? nlive : 1) * sizeof(*spans));
+	if (!live || !spans) {
+		free(live);
+		free(spans);
 		fprintf(out, "jvmti-agent: check: out of memory\n");
 		return wrong + 1;
 	}
@@ -655,9 +810,11 @@ static unsigned long check_samples(unsigned long n, unsigned long *checked, FILE
 	for (struct chunk *c = chunks; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->records[i].born >= 0) {
+				const struct latch_range *r = &c->records[i].range;
+
 				live[nlive++] = &c->records[i];
-				if (c->records[i].end - c->records[i].start > maxlen)
-					maxlen = c->records[i].end - c->records[i].start;
+				if (r->end - r->start > maxlen)
+					maxlen = r->end - r->start;
 			}
 	qsort(live, nlive, sizeof(*live), by_start);
 
@@ -669,26 +826,33 @@ static unsigned long check_samples(unsigned long n, unsigned long *checked, FILE
 		if (s->hit) {
 			const struct record *rec = s->found.value;
 
-			ok = is_record(rec) && rec->born >= 0 && s->found.start == rec->start &&
-			     s->found.end == rec->end && s->pc >= rec->start && s->pc < rec->end &&
-			     rec->born <= hi && (rec->died < 0 || rec->died > lo);
+			ok = is_record(rec) && rec->born >= 0 &&
+			     s->found.start == rec->range.start && s->found.end == rec->range.end &&
+			     s->pc >= rec->range.start && s->pc < rec->range.end &&
+			     rec->born <= hi && rec->died > lo;
 		} else {
 			/* The ranges that may hold the PC start in [pc - maxlen, pc]. */
-			size_t a = 0, b = nlive;
+			size_t a = 0, b = nlive, nspans = 0;
+			long uncovered =
+			    lo; /* the first state from lo on where none holds the PC */
 
 			while (a < b) { /* b: the first range starting above the PC */
 				size_t m = a + (b - a) / 2;
 
-				if (live[m]->start <= s->pc)
+				if (live[m]->range.start <= s->pc)
 					a = m + 1;
 				else
 					b = m;
 			}
-			ok = true;
-			while (b-- > 0 && s->pc - live[b]->start < maxlen)
-				if (s->pc < live[b]->end && live[b]->born <= lo &&
-				    (live[b]->died < 0 || live[b]->died > hi))
-					ok = false;
+			while (b-- > 0 && s->pc - live[b]->range.start < maxlen)
+				if (s->pc < live[b]->range.end)
+					spans[nspans++] =
+					    (struct span){ live[b]->born, live[b]->died };
+			qsort(spans, nspans, sizeof(*spans), by_born);
+			for (size_t j = 0; j < nspans && spans[j].born <= uncovered; j++)
+				if (spans[j].died > uncovered)
+					uncovered = spans[j].died;
+			ok = uncovered <= hi;
 		}
 		if (!ok && wrong < 10)
 			fprintf(out,
@@ -700,6 +864,7 @@ static unsigned long check_samples(unsigned long n, unsigned long *checked, FILE
 		wrong += !ok;
 	}
 	free(live);
+	free(spans);
 	*checked = n;
 	return wrong;
 }
@@ -794,12 +959,13 @@ static void report(FILE *out)
 		free(entries);
 	}
 	fprintf(out,
-	        "jvmti-agent: loads=%lu unloads=%lu stale_unloads=%lu stubs=%lu evictions=%lu "
-	        "duplicates=%lu failures=%lu samples=%lu in_jit=%lu in_stubs=%lu mid_update=%lu "
-	        "dropped=%lu lookup_ns_mean=%.0f lookup_ns_median=%u lookup_ns_max=%u\n",
-	        loads, unloads, stale_unloads, stubs, evictions, duplicates, failures, n, in_jit,
-	        in_stubs, mid, taken - n, n ? ns_sum / (double)n : 0.0, ns && n ? ns[n / 2] : 0,
-	        ns && n ? ns[n - 1] : 0);
+	        "jvmti-agent: loads=%lu unloads=%lu stale_unloads=%lu gone_unloads=%lu stubs=%lu "
+	        "evicting_stores=%lu evictions=%lu store_retries=%lu duplicates=%lu failures=%lu "
+	        "samples=%lu in_jit=%lu in_stubs=%lu mid_update=%lu dropped=%lu "
+	        "lookup_ns_mean=%.0f lookup_ns_median=%u lookup_ns_max=%u\n",
+	        loads, unloads, stale_unloads, gone_unloads, stubs, evicting_stores, evictions,
+	        store_retries, duplicates, failures, n, in_jit, in_stubs, mid, taken - n,
+	        n ? ns_sum / (double)n : 0.0, ns && n ? ns[n / 2] : 0, ns && n ? ns[n - 1] : 0);
 	fprintf(out, "jvmti-agent: check: %lu answers, %lu wrong%s\n", checked, wrong,
 	        wrong ? ": FAIL" : "");
 	fflush(out);
@@ -820,10 +986,9 @@ static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni)
 		struct chunk *c = chunks;
 
 		chunks = c->next;
-		for (size_t i = 0; i < c->used; i++)
-			free(c->records[i].name);
 		free(c);
 	}
+	memset(unload_index, 0, sizeof(unload_index));
 	free(events);
 	events = NULL;
 	nevents = events_cap = 0;
