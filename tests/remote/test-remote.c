@@ -697,7 +697,7 @@ static void corrupt(enum hostile what, unsigned long seed, int ready_fd)
 		*(size_t *)(uintptr_t)d->height[cp] = LATCH_LAYOUT_MAX_DEPTH;
 		break;
 	case H_HEIGHT:
-		*(size_t *)(uintptr_t)d->height[cp] = (size_t)1 << 40;
+		*(size_t *)(uintptr_t)d->height[cp] = SIZE_MAX / 2;
 		break;
 	case H_FLIPPING:
 		break;
