@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2__))
 #include <x86intrin.h>
 #endif
 
@@ -492,7 +492,7 @@ static void single_thread_workloads(const size_t *sizes, size_t nsizes)
  */
 static inline uint64_t ticks(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2__))
 	uint64_t t;
 
 	_mm_lfence();
