@@ -686,7 +686,8 @@ static void corrupt(enum hostile what, unsigned long seed, int ready_fd)
 		latch_registry.table[0][0] = latch_registry.table[1][0] = 0xdead0000;
 		break;
 	case H_ROOT_UNMAPPED:
-		*(uintptr_t *)(uintptr_t)d->root[cp] = (uintptr_t)0x7ff000000000ull;
+		/* Below mmap_min_addr: unmapped on every target, aligned like a node. */
+		*(uintptr_t *)(uintptr_t)d->root[cp] = (uintptr_t)0x1000;
 		break;
 	case H_COUNTER_UNMAPPED: /* as a map destroyed without being unpublished */
 		d->sequence = 0x7ff000000000ull;
