@@ -632,11 +632,14 @@ enum hostile {
 	H_CASES
 };
 
-static const char *const hostile_names[H_CASES] = {
-	"registry magic",   "registry version",           "descriptor magic", "descriptor version",
-	"name without NUL", "garbage table entry",        "unmapped root",    "a cycle",
-	"a huge height",    "a counter that never rests", "random bytes"
+static const char *const hostile_names[] = {
+	"registry magic",     "registry version",           "descriptor magic",
+	"descriptor version", "name without NUL",           "garbage table entry",
+	"unmapped root",      "unmapped counter",           "a cycle",
+	"a huge height",      "a counter that never rests", "random bytes"
 };
+_Static_assert(sizeof(hostile_names) / sizeof(hostile_names[0]) == H_CASES,
+               "a name for every hostile case");
 
 static void fill_random(void *p, size_t len, struct test_rng *rng)
 {
