@@ -21,6 +21,16 @@
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /*
+ * Mutants of the readers' counts, which tests/map must catch (every
+ * count, so whichever the CPU runs): LATCH_DESCEND_MUTANT=1 takes an
+ * inner node's child by the keys < x (a probe equal to a bound goes
+ * left), 2 finds a leaf's key among its first 8 entries only.
+ */
+#ifndef LATCH_DESCEND_MUTANT
+#define LATCH_DESCEND_MUTANT 0
+#endif
+
+/*
  * The in-node counts with SIMD, on x86-64 for 16-key nodes: AVX-512
  * where the CPU has it, else AVX2 (never under ThreadSanitizer, which
  * would rightly report the plain vector loads as races).  They load the
@@ -41,7 +51,10 @@
 #define LATCH_BTREE_X86_SIMD 1
 #include <immintrin.h>
 
-/* Bit i set when key[i] > @x (@gt) or key[i] < @x (!@gt), keys compared as unsigned. */
+/*
+ * Bit i set when key[i] > @x (@gt) or key[i] < @x (!@gt), keys compared as
+ * unsigned.
+ */
 __attribute__((target("avx2"))) static ALWAYS_INLINE unsigned
 mask_avx2(const struct latch_btree_node *n, uint64_t x, bool gt)
 {
@@ -60,20 +73,50 @@ mask_avx2(const struct latch_btree_node *n, uint64_t x, bool gt)
 	return mask;
 }
 
-/* As mask_avx2(), with AVX-512's unsigned compares into mask registers. */
+/* Bit i set when key[i] == @x. */
+__attribute__((target("avx2"))) static ALWAYS_INLINE unsigned
+mask_eq_avx2(const struct latch_btree_node *n, uint64_t x)
+{
+	const __m256i xv = _mm256_set1_epi64x((long long)x);
+	unsigned mask = 0;
+
+	for (unsigned i = 0; i < LATCH_BTREE_FANOUT; i += 4) {
+		/* Plain load: see above. */
+		__m256i c = _mm256_cmpeq_epi64(_mm256_load_si256((const __m256i *)&n->key[i]), xv);
+
+		mask |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(c)) << i;
+	}
+	return mask;
+}
+
+/* What mask_avx512() compares: key[i] <= x, key[i] < x, key[i] == x. */
+enum { LE, LT, EQ };
+
+/*
+ * Bit i set when key[i] compares with @x as @pred says (keys as
+ * unsigned), for the keys @keep selects: AVX-512's compares into mask
+ * registers, the two halves joined in one of them.
+ */
 __attribute__((target("avx512f"))) static ALWAYS_INLINE unsigned
-mask_avx512(const struct latch_btree_node *n, uint64_t x, bool gt)
+mask_avx512(const struct latch_btree_node *n, uint64_t x, int pred, unsigned keep)
 {
 	const __m512i xv = _mm512_set1_epi64((long long)x);
 	/* Plain loads: see above. */
 	const __m512i lo = _mm512_load_si512((const void *)&n->key[0]);
 	const __m512i hi = _mm512_load_si512((const void *)&n->key[8]);
+	const __mmask8 kl = (__mmask8)keep, kh = (__mmask8)(keep >> 8);
 
-	if (gt)
-		return (unsigned)_mm512_cmpgt_epu64_mask(lo, xv) |
-		       (unsigned)_mm512_cmpgt_epu64_mask(hi, xv) << 8;
-	return (unsigned)_mm512_cmplt_epu64_mask(lo, xv) | (unsigned)_mm512_cmplt_epu64_mask(hi, xv)
-	                                                       << 8;
+	switch (pred) {
+	case LE:
+		return (unsigned)_mm512_kunpackb(_mm512_mask_cmple_epu64_mask(kh, hi, xv),
+		                                 _mm512_mask_cmple_epu64_mask(kl, lo, xv));
+	case LT:
+		return (unsigned)_mm512_kunpackb(_mm512_mask_cmplt_epu64_mask(kh, hi, xv),
+		                                 _mm512_mask_cmplt_epu64_mask(kl, lo, xv));
+	default:
+		return (unsigned)_mm512_kunpackb(_mm512_mask_cmpeq_epu64_mask(kh, hi, xv),
+		                                 _mm512_mask_cmpeq_epu64_mask(kl, lo, xv));
+	}
 }
 
 __attribute__((target("avx2"))) static ALWAYS_INLINE unsigned
@@ -88,21 +131,86 @@ count_lt_avx2(const struct latch_btree_node *n, uint64_t x)
 	return (unsigned)__builtin_popcount(mask_avx2(n, x, false));
 }
 
+__attribute__((target("avx2"))) static ALWAYS_INLINE unsigned
+child_avx2(const struct latch_btree_node *n, uint64_t x)
+{
+	if (LATCH_DESCEND_MUTANT == 1)
+		return (unsigned)__builtin_popcount(mask_avx2(n, x, false) & 0xfffeu);
+	return (unsigned)__builtin_popcount(~mask_avx2(n, x, true) & 0xfffeu);
+}
+
+__attribute__((target("avx2"))) static ALWAYS_INLINE unsigned
+exact_avx2(const struct latch_btree_node *n, uint64_t x)
+{
+	return (unsigned)__builtin_ctz(
+	    (mask_eq_avx2(n, x) & (LATCH_DESCEND_MUTANT == 2 ? 0xffu : ~0u)) |
+	    1u << LATCH_BTREE_FANOUT);
+}
+
 __attribute__((target("avx512f"))) static ALWAYS_INLINE unsigned
 count_le_avx512(const struct latch_btree_node *n, uint64_t x)
 {
-	return LATCH_BTREE_FANOUT - (unsigned)__builtin_popcount(mask_avx512(n, x, true));
+	return (unsigned)__builtin_popcount(mask_avx512(n, x, LE, 0xffffu));
 }
 
 __attribute__((target("avx512f"))) static ALWAYS_INLINE unsigned
 count_lt_avx512(const struct latch_btree_node *n, uint64_t x)
 {
-	return (unsigned)__builtin_popcount(mask_avx512(n, x, false));
+	return (unsigned)__builtin_popcount(mask_avx512(n, x, LT, 0xffffu));
+}
+
+__attribute__((target("avx512f"))) static ALWAYS_INLINE unsigned
+child_avx512(const struct latch_btree_node *n, uint64_t x)
+{
+	return (unsigned)__builtin_popcount(
+	    mask_avx512(n, x, LATCH_DESCEND_MUTANT == 1 ? LT : LE, 0xfffeu));
+}
+
+__attribute__((target("avx512f"))) static ALWAYS_INLINE unsigned
+exact_avx512(const struct latch_btree_node *n, uint64_t x)
+{
+	return (unsigned)__builtin_ctz(
+	    mask_avx512(n, x, EQ, LATCH_DESCEND_MUTANT == 2 ? 0xffu : 0xffffu) |
+	    1u << LATCH_BTREE_FANOUT);
 }
 #endif
 #endif
 
+/* The scalar counts: the relaxed-atomic references of btree.h. */
+static ALWAYS_INLINE unsigned count_le_scalar(const struct latch_btree_node *n, uint64_t x)
+{
+	return latch_btree_count_le_(n, x);
+}
+
+static ALWAYS_INLINE unsigned count_lt_scalar(const struct latch_btree_node *n, uint64_t x)
+{
+	return latch_btree_count_lt_(n, x);
+}
+
+static ALWAYS_INLINE unsigned child_scalar(const struct latch_btree_node *n, uint64_t x)
+{
+	if (LATCH_DESCEND_MUTANT == 1)
+		return latch_btree_child_(n, x - (x != 0));
+	return latch_btree_child_(n, x);
+}
+
+static ALWAYS_INLINE unsigned exact_scalar(const struct latch_btree_node *n, uint64_t x)
+{
+	unsigned pos = latch_btree_exact_(n, x);
+
+	return LATCH_DESCEND_MUTANT == 2 && pos >= 8 ? LATCH_BTREE_FANOUT : pos;
+}
+
 typedef unsigned count_fn(const struct latch_btree_node *n, uint64_t x);
+
+/*
+ * The in-node counts of one compiled descent, constants of each body:
+ * count_le and count_lt count the keys <= and < x (0..16), child gives an
+ * inner node's child for x (0..15: latch_btree_child_()), exact the
+ * position of x in a leaf (16: absent; latch_btree_exact_()).
+ */
+#define COUNTS_PARAMS count_fn *count_le, count_fn *count_lt, count_fn *child, count_fn *exact
+#define COUNTS_ARGS   count_le, count_lt, child, exact
 
 /*
  * Follow @ref to a leaf, always through slot @at (0: leftmost), at most
@@ -151,8 +259,7 @@ static ALWAYS_INLINE void prefetch_slots(const struct latch_btree_node *n, bool 
  */
 static ALWAYS_INLINE bool attempt_with(const struct latch_btree *t, unsigned cp, uint64_t x,
                                        enum latch_btree_mode mode, struct latch_btree_ent *out,
-                                       bool *bad, bool spans, count_fn *count_le,
-                                       count_fn *count_lt)
+                                       bool *bad, bool spans, COUNTS_PARAMS)
 {
 	/* Acquire: pairs with the writer's release store of the root. */
 	uintptr_t ref = LATCH_LOAD_ACQUIRE(&t->copy[cp].root);
@@ -171,8 +278,7 @@ static ALWAYS_INLINE bool attempt_with(const struct latch_btree *t, unsigned cp,
 			return false;
 		}
 		prefetch_slots(n, false);
-		unsigned c = count_le(n, x);
-		unsigned i = c - (c != 0);
+		unsigned i = child(n, x);
 
 		if (mode == LATCH_BTREE_CEIL && i + 1 < LATCH_BTREE_FANOUT &&
 		    LATCH_LOAD_RELAXED(&n->key[i + 1]) != LATCH_LOAD_RELAXED(&n->key[i]))
@@ -184,9 +290,8 @@ static ALWAYS_INLINE bool attempt_with(const struct latch_btree *t, unsigned cp,
 	prefetch_slots(leaf, spans);
 	switch (mode) {
 	case LATCH_BTREE_EXACT:
-		pos = count_lt(leaf, x);
-		pos -= pos == LATCH_BTREE_FANOUT;
-		if (LATCH_LOAD_RELAXED(&leaf->key[pos]) != x)
+		pos = exact(leaf, x);
+		if (pos == LATCH_BTREE_FANOUT)
 			return false;
 		break;
 	case LATCH_BTREE_FLOOR:
@@ -210,16 +315,16 @@ static ALWAYS_INLINE bool attempt_with(const struct latch_btree *t, unsigned cp,
 		break;
 	}
 	/* Relaxed: copied out; the retry check decides whether they count. */
-	out->key = LATCH_LOAD_RELAXED(&leaf->key[pos]);
+	out->key = mode == LATCH_BTREE_EXACT ? x : LATCH_LOAD_RELAXED(&leaf->key[pos]);
 	out->slot = LATCH_LOAD_RELAXED(&leaf->slot[pos]);
 	out->end = spans ? LATCH_LOAD_RELAXED(&latch_btree_ends_(leaf)[pos]) : 0;
 	return true;
 }
 
 /* The read loop around attempt_with(): the latch protocol of latch/seq.h. */
-static ALWAYS_INLINE bool lookup_with(const struct latch_btree *t, uint64_t x,
-                                      enum latch_btree_mode mode, struct latch_btree_ent *out,
-                                      bool spans, count_fn *count_le, count_fn *count_lt)
+static ALWAYS_INLINE bool lookup_in(const struct latch_btree *t, uint64_t x,
+                                    enum latch_btree_mode mode, struct latch_btree_ent *out,
+                                    bool spans, COUNTS_PARAMS)
 {
 	struct latch_btree_ent e = { 0, 0, 0 };
 	bool bad = false, hit = false;
@@ -227,7 +332,7 @@ static ALWAYS_INLINE bool lookup_with(const struct latch_btree *t, uint64_t x,
 	LATCH_SEQ_READ_(&t->seq, cp)
 	{
 		e = (struct latch_btree_ent){ 0, 0, 0 };
-		hit = attempt_with(t, cp, x, mode, &e, &bad, spans, count_le, count_lt);
+		hit = attempt_with(t, cp, x, mode, &e, &bad, spans, COUNTS_ARGS);
 	}
 	/* A copy readers are sent to is complete: no attempt on it is abandoned. */
 	if (bad)
@@ -236,6 +341,18 @@ static ALWAYS_INLINE bool lookup_with(const struct latch_btree *t, uint64_t x,
 	latch_tsan_acquire_(&t->seq);
 	*out = e;
 	return hit;
+}
+
+/* lookup_in() compiled once per mode, so that each descent tests only what its mode needs. */
+static ALWAYS_INLINE bool lookup_with(const struct latch_btree *t, uint64_t x,
+                                      enum latch_btree_mode mode, struct latch_btree_ent *out,
+                                      bool spans, COUNTS_PARAMS)
+{
+	if (mode == LATCH_BTREE_EXACT)
+		return lookup_in(t, x, LATCH_BTREE_EXACT, out, spans, COUNTS_ARGS);
+	if (mode == LATCH_BTREE_FLOOR)
+		return lookup_in(t, x, LATCH_BTREE_FLOOR, out, spans, COUNTS_ARGS);
+	return lookup_in(t, x, LATCH_BTREE_CEIL, out, spans, COUNTS_ARGS);
 }
 
 /*
@@ -294,14 +411,24 @@ static ALWAYS_INLINE void locate_with(const struct latch_btree *t, unsigned from
 /* Descents a batched lookup advances in lockstep: enough misses in flight to hide memory latency. */
 #define GROUP 16u
 
-/* Start loading every line of the node @ref points to (none for 0: a prefetch cannot fault). */
-static ALWAYS_INLINE void prefetch_node(uintptr_t ref, bool spans)
+/*
+ * Start loading the four lines of the node (keys and slots) @ref points
+ * to (none for 0: a prefetch cannot fault).
+ */
+static ALWAYS_INLINE void prefetch_node(uintptr_t ref)
 {
 	const char *p = (const char *)latch_btree_node_(ref);
-	size_t bytes = spans && (ref & LATCH_BTREE_LEAF) ? sizeof(struct latch_btree_span_leaf)
-	                                                 : sizeof(struct latch_btree_node);
 
-	for (size_t at = 0; at < bytes; at += 64)
+	for (size_t at = 0; at < sizeof(struct latch_btree_node); at += 64)
+		__builtin_prefetch(p + at);
+}
+
+/* Start loading the two lines of the keys of the node @ref points to (a prefetch cannot fault). */
+static ALWAYS_INLINE void prefetch_keys(uintptr_t ref)
+{
+	const char *p = (const char *)latch_btree_node_(ref)->key;
+
+	for (size_t at = 0; at < sizeof(latch_btree_node_(ref)->key); at += 64)
 		__builtin_prefetch(p + at);
 }
 
@@ -311,14 +438,20 @@ static ALWAYS_INLINE void prefetch_node(uintptr_t ref, bool spans)
  * descents of GROUP keys advance level by level in lockstep, each
  * prefetching the node it goes to next while the others count theirs,
  * so that their cache misses overlap (software pipelining, as static
- * search trees and FAST do).  Memory safety as attempt_with(): every
- * reference followed by its kind, positions clamped, every descent
- * capped.  Returns false when the attempt was abandoned.
+ * search trees and FAST do).  An inner node or a map's leaf is prefetched
+ * whole (keys and slots: four lines).  A span leaf has six, of which a
+ * lookup needs three: its keys are prefetched first, and once every
+ * descent of the group has counted its leaf, the one line of the slot
+ * and the one of the end it takes; the answers are copied out in a last
+ * pass.  Fewer lines in flight per descent leave room for more descents.
+ * Memory safety as attempt_with(): every reference followed by its kind,
+ * positions clamped, every descent capped.  Returns false when the
+ * attempt was abandoned.
  */
 static ALWAYS_INLINE bool many_attempt_with(const struct latch_btree *t, unsigned cp,
                                             const uint64_t *x, size_t n, enum latch_btree_mode mode,
                                             struct latch_btree_ent *out, bool *hit, bool spans,
-                                            count_fn *count_le, count_fn *count_lt)
+                                            count_fn *count_le, count_fn *child, count_fn *exact)
 {
 	/* Acquire: pairs with the writer's release store of the root. */
 	uintptr_t root = LATCH_LOAD_ACQUIRE(&t->copy[cp].root);
@@ -326,6 +459,7 @@ static ALWAYS_INLINE bool many_attempt_with(const struct latch_btree *t, unsigne
 	for (size_t g = 0; g < n; g += GROUP) {
 		size_t m = n - g < GROUP ? n - g : GROUP;
 		uintptr_t ref[GROUP];
+		unsigned at[GROUP];
 		bool inner = root && !(root & LATCH_BTREE_LEAF);
 
 		for (size_t i = 0; i < m; i++)
@@ -336,17 +470,18 @@ static ALWAYS_INLINE bool many_attempt_with(const struct latch_btree *t, unsigne
 			inner = false;
 			for (size_t i = 0; i < m; i++) {
 				const struct latch_btree_node *nd = latch_btree_node_(ref[i]);
-				unsigned c;
 
 				/* A stale copy may have leaves at different depths. */
 				if (ref[i] & LATCH_BTREE_LEAF)
 					continue;
 				if (!nd)
 					return false;
-				c = count_le(nd, x[g + i]);
 				/* Acquire: pairs with the writer's release store of the reference. */
-				ref[i] = LATCH_LOAD_ACQUIRE(&nd->slot[c - (c != 0)]);
-				prefetch_node(ref[i], spans);
+				ref[i] = LATCH_LOAD_ACQUIRE(&nd->slot[child(nd, x[g + i])]);
+				if (spans && (ref[i] & LATCH_BTREE_LEAF))
+					prefetch_keys(ref[i]);
+				else
+					prefetch_node(ref[i]);
 				inner |= !(ref[i] & LATCH_BTREE_LEAF);
 			}
 		}
@@ -355,26 +490,36 @@ static ALWAYS_INLINE bool many_attempt_with(const struct latch_btree *t, unsigne
 			uint64_t k = x[g + i];
 			unsigned pos;
 
-			hit[g + i] = false;
-			if (!leaf) /* an empty copy */
+			if (!leaf) { /* an empty copy */
+				at[i] = LATCH_BTREE_FANOUT;
 				continue;
+			}
 			if (mode == LATCH_BTREE_EXACT) {
-				pos = count_lt(leaf, k);
-				pos -= pos == LATCH_BTREE_FANOUT;
-				if (LATCH_LOAD_RELAXED(&leaf->key[pos]) != k)
-					continue;
+				pos = exact(leaf, k);
 			} else {
 				pos = count_le(leaf, k);
-				if (pos == 0)
-					continue;
-				pos--;
+				pos = pos ? pos - 1 : LATCH_BTREE_FANOUT;
 			}
+			at[i] = pos;
+			if (spans && pos < LATCH_BTREE_FANOUT) {
+				__builtin_prefetch(&leaf->slot[pos]);
+				__builtin_prefetch(&latch_btree_ends_(leaf)[pos]);
+			}
+		}
+		for (size_t i = 0; i < m; i++) {
+			const struct latch_btree_node *leaf = latch_btree_node_(ref[i]);
+			unsigned pos = at[i];
+
+			hit[g + i] = pos < LATCH_BTREE_FANOUT;
+			if (!hit[g + i])
+				continue;
 			/* Relaxed: copied out; the retry check decides whether they count. */
-			out[g + i].key = LATCH_LOAD_RELAXED(&leaf->key[pos]);
+			out[g + i].key = mode == LATCH_BTREE_EXACT
+			                     ? x[g + i]
+			                     : LATCH_LOAD_RELAXED(&leaf->key[pos]);
 			out[g + i].slot = LATCH_LOAD_RELAXED(&leaf->slot[pos]);
 			out[g + i].end =
 			    spans ? LATCH_LOAD_RELAXED(&latch_btree_ends_(leaf)[pos]) : 0;
-			hit[g + i] = true;
 		}
 	}
 	return true;
@@ -384,16 +529,16 @@ static ALWAYS_INLINE bool many_attempt_with(const struct latch_btree *t, unsigne
  * The read loop around many_attempt_with(): every answer from the one copy
  * the last attempt read, so from one state of the tree.
  */
-static ALWAYS_INLINE size_t lookup_many_with(const struct latch_btree *t, const uint64_t *x,
-                                             size_t n, enum latch_btree_mode mode,
-                                             struct latch_btree_ent *out, bool *hit, bool spans,
-                                             count_fn *count_le, count_fn *count_lt)
+static ALWAYS_INLINE size_t lookup_many_in(const struct latch_btree *t, const uint64_t *x, size_t n,
+                                           enum latch_btree_mode mode, struct latch_btree_ent *out,
+                                           bool *hit, bool spans, count_fn *count_le,
+                                           count_fn *child, count_fn *exact)
 {
 	bool whole = true;
 	size_t hits = 0;
 
 	LATCH_SEQ_READ_(&t->seq, cp)
-	whole = many_attempt_with(t, cp, x, n, mode, out, hit, spans, count_le, count_lt);
+	whole = many_attempt_with(t, cp, x, n, mode, out, hit, spans, count_le, child, exact);
 	/* What the flips so far published happens-before, for ThreadSanitizer. */
 	latch_tsan_acquire_(&t->seq);
 	/* A copy readers are sent to is complete: no attempt on it is abandoned. */
@@ -402,6 +547,18 @@ static ALWAYS_INLINE size_t lookup_many_with(const struct latch_btree *t, const 
 		hits += hit[i];
 	}
 	return hits;
+}
+
+/* lookup_many_in() compiled once per mode (exact or floor). */
+static ALWAYS_INLINE size_t lookup_many_with(const struct latch_btree *t, const uint64_t *x,
+                                             size_t n, enum latch_btree_mode mode,
+                                             struct latch_btree_ent *out, bool *hit, bool spans,
+                                             count_fn *count_le, count_fn *child, count_fn *exact)
+{
+	if (mode == LATCH_BTREE_EXACT)
+		return lookup_many_in(t, x, n, LATCH_BTREE_EXACT, out, hit, spans, count_le, child,
+		                      exact);
+	return lookup_many_in(t, x, n, LATCH_BTREE_FLOOR, out, hit, spans, count_le, child, exact);
 }
 
 /* The descents compiled for one in-node count. */
@@ -418,49 +575,52 @@ struct descents {
 };
 
 /*
- * DESCENTS(name, target, count_le, count_lt): the functions of one table
- * entry, for leaves without ends ([0]) and with them ([1]).
+ * DESCENTS(name, target): the functions of one table entry, for leaves
+ * without ends ([0]) and with them ([1]), with the counts count_le_##name,
+ * count_lt_##name, child_##name and exact_##name.
  */
-#define DESCENTS(name, target, count_le, count_lt)                                                 \
+#define COUNTS(name)      count_le_##name, count_lt_##name, child_##name, exact_##name
+#define MANY_COUNTS(name) count_le_##name, child_##name, exact_##name
+#define DESCENTS(name, target)                                                                     \
 	target static bool name##_attempt(const struct latch_btree *t, unsigned cp, uint64_t x,    \
 	                                  enum latch_btree_mode mode, struct latch_btree_ent *out, \
 	                                  bool *bad)                                               \
 	{                                                                                          \
-		return attempt_with(t, cp, x, mode, out, bad, false, count_le, count_lt);          \
+		return attempt_with(t, cp, x, mode, out, bad, false, COUNTS(name));                \
 	}                                                                                          \
 	target static bool name##_span_attempt(const struct latch_btree *t, unsigned cp,           \
 	                                       uint64_t x, enum latch_btree_mode mode,             \
 	                                       struct latch_btree_ent *out, bool *bad)             \
 	{                                                                                          \
-		return attempt_with(t, cp, x, mode, out, bad, true, count_le, count_lt);           \
+		return attempt_with(t, cp, x, mode, out, bad, true, COUNTS(name));                 \
 	}                                                                                          \
 	target static bool name##_lookup(const struct latch_btree *t, uint64_t x,                  \
 	                                 enum latch_btree_mode mode, struct latch_btree_ent *out)  \
 	{                                                                                          \
-		return lookup_with(t, x, mode, out, false, count_le, count_lt);                    \
+		return lookup_with(t, x, mode, out, false, COUNTS(name));                          \
 	}                                                                                          \
 	target static bool name##_span_lookup(const struct latch_btree *t, uint64_t x,             \
 	                                      enum latch_btree_mode mode,                          \
 	                                      struct latch_btree_ent *out)                         \
 	{                                                                                          \
-		return lookup_with(t, x, mode, out, true, count_le, count_lt);                     \
+		return lookup_with(t, x, mode, out, true, COUNTS(name));                           \
 	}                                                                                          \
 	target static size_t name##_lookup_many(const struct latch_btree *t, const uint64_t *x,    \
 	                                        size_t n, enum latch_btree_mode mode,              \
 	                                        struct latch_btree_ent *out, bool *hit)            \
 	{                                                                                          \
-		return lookup_many_with(t, x, n, mode, out, hit, false, count_le, count_lt);       \
+		return lookup_many_with(t, x, n, mode, out, hit, false, MANY_COUNTS(name));        \
 	}                                                                                          \
 	target static size_t name##_span_lookup_many(                                              \
 	    const struct latch_btree *t, const uint64_t *x, size_t n, enum latch_btree_mode mode,  \
 	    struct latch_btree_ent *out, bool *hit)                                                \
 	{                                                                                          \
-		return lookup_many_with(t, x, n, mode, out, hit, true, count_le, count_lt);        \
+		return lookup_many_with(t, x, n, mode, out, hit, true, MANY_COUNTS(name));         \
 	}                                                                                          \
 	target static void name##_locate(const struct latch_btree *t, unsigned from, unsigned to,  \
 	                                 uint64_t key, struct latch_btree_spot *spot)              \
 	{                                                                                          \
-		locate_with(t, from, to, key, spot, count_le, count_lt);                           \
+		locate_with(t, from, to, key, spot, count_le_##name, count_lt_##name);             \
 	}
 
 #define DESCENTS_ENTRY(name)                                                                       \
@@ -469,10 +629,10 @@ struct descents {
 		    { name##_lookup_many, name##_span_lookup_many }, name##_locate                 \
 	}
 
-DESCENTS(scalar, , latch_btree_count_le_, latch_btree_count_lt_)
+DESCENTS(scalar, )
 #ifdef LATCH_BTREE_X86_SIMD
-DESCENTS(avx2, __attribute__((target("avx2"))), count_le_avx2, count_lt_avx2)
-DESCENTS(avx512, __attribute__((target("avx512f"))), count_le_avx512, count_lt_avx512)
+DESCENTS(avx2, __attribute__((target("avx2"))))
+DESCENTS(avx512, __attribute__((target("avx512f"))))
 #endif
 
 static const struct descents table[] = {

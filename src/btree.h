@@ -256,6 +256,28 @@ static inline unsigned latch_btree_count_lt_(const struct latch_btree_node *n, u
 	return c;
 }
 
+/*
+ * The child an inner node @n gives @x: the number of keys 1..15 that are
+ * <= @x, in 0..15 (keys increase, so that is the last entry whose bound
+ * is <= @x, or entry 0 when @x is below them all).  Relaxed loads.
+ */
+static inline unsigned latch_btree_child_(const struct latch_btree_node *n, uint64_t x)
+{
+	unsigned c = latch_btree_count_le_(n, x);
+
+	return c - (c != 0);
+}
+
+/* The position of the key @x in leaf @n, or LATCH_BTREE_FANOUT when absent.  Relaxed loads. */
+static inline unsigned latch_btree_exact_(const struct latch_btree_node *n, uint64_t x)
+{
+	unsigned pos = latch_btree_count_lt_(n, x);
+
+	pos -= pos == LATCH_BTREE_FANOUT;
+	/* Relaxed: as in latch_btree_count_le_(). */
+	return LATCH_LOAD_RELAXED(&n->key[pos]) == x ? pos : LATCH_BTREE_FANOUT;
+}
+
 /* The in-node counts readers can use. */
 enum latch_btree_count {
 	LATCH_BTREE_COUNT_SCALAR = 0, /* relaxed atomic loads: the reference, on every target */
