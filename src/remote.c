@@ -553,6 +553,21 @@ int latch_remote_list(struct latch_remote *r, struct latch_remote_info *out, siz
 	return (int)listed;
 }
 
+int latch_remote_describe(struct latch_remote *r, const char *name, struct latch_layout_map *out)
+{
+	struct rmap *m;
+	int err;
+
+	if (!r || !valid_name(name))
+		return -EINVAL;
+	m = find_map(r, name, &err);
+	if (!m)
+		return err ? err : -ENOENT;
+	if (out)
+		*out = m->d;
+	return 1;
+}
+
 int latch_remote_read_name(struct latch_remote *r, uint64_t addr, char *buf, size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 0;

@@ -149,6 +149,22 @@ LATCH_API int latch_remote_map_ceil(struct latch_remote *r, const char *name, ui
                                     uint64_t *found, uint64_t *value);
 
 /**
+ * latch_remote_describe() - the descriptor of the target's published map @name.
+ *
+ * Copies it to *@out (unless NULL): the addresses, in the target, of the
+ * map's counter and of each copy's root, entry count and height, and the
+ * node geometry (<latch/layout.h>), for a reader that walks the map by
+ * itself, such as an eBPF program (latch_bpf(7)).  Returns 1, or the
+ * errors of latch_remote_list() and -EINVAL, -ENOENT (no map of that
+ * name).  The descriptor was validated as a lookup validates it; it
+ * stands until the map is unpublished.  Cost: nothing when the handle's
+ * cache holds the name, else the registry's calls.  Serialized with other
+ * calls on @r.
+ */
+LATCH_API int latch_remote_describe(struct latch_remote *r, const char *name,
+                                    struct latch_layout_map *out);
+
+/**
  * latch_remote_read_name() - the NUL-terminated string at @addr in the target.
  *
  * For the values of maps published with LATCH_PUBLISH_NAMES.  Copies it

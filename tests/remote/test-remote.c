@@ -556,6 +556,19 @@ static int api(void)
 	long_name[63] = 'x';
 	CHECK(latch_remote_range_find(r, long_name, 1, &out) == -EINVAL, "64 bytes");
 	CHECK(latch_remote_map_find(r, NULL, 1, &v) == -EINVAL, "NULL name");
+	{
+		struct latch_layout_map d;
+
+		CHECK(latch_remote_describe(r, "code", &d) == 1 &&
+		          d.kind == LATCH_LAYOUT_KIND_RANGE && strcmp(d.name, "code") == 0 &&
+		          d.sequence >= (uintptr_t)&rm && d.sequence < (uintptr_t)(&rm + 1),
+		      "describe: the range map's counter is in the map");
+		CHECK(latch_remote_describe(r, "keys", &d) == 1 && d.kind == LATCH_LAYOUT_KIND_MAP,
+		      "describe: the map");
+		CHECK(latch_remote_describe(r, "none", &d) == -ENOENT, "describe: no such map");
+		CHECK(latch_remote_describe(r, "", &d) == -EINVAL, "describe: empty name");
+		CHECK(latch_remote_describe(NULL, "code", &d) == -EINVAL, "describe: no handle");
+	}
 
 	/* Every range, in order, by ceil. */
 	uint64_t at = 0, seen = 0;
