@@ -10,16 +10,8 @@
  *   test-remote hostile   children that corrupt their registry or map
  *   test-remote bench     the cost of a lookup (not a test)
  *
- * The writer's log: the child applies a deterministic sequence of
- * operations (op k is a function of k and the contents: single inserts
- * and erases, batches through latch_range_commit(), whole new contents
- * through latch_range_load_sorted()), and after each one stores how many
- * it finished in shared memory.  This process replays the same sequence
- * on a model.  A lookup that started after @t0 operations were done and
- * ended before op @t1 + 1 began may have seen the contents after any of
- * ops t0 .. t1 (t1 perhaps half done): a range it found must hold the
- * address and be one some of those states had; a range all of them had
- * must be found.  While the child is stopped, t0 = t1.
+ * The churning writer and the check of each answer against its log are
+ * churn.h's.  While the child is stopped, t0 = t1.
  *
  * --expect-caught inverts the verdict, for the reader's mutants
  * (src/remote.c, LATCH_REMOTE_MUTANT): the test must fail on them.
@@ -47,280 +39,8 @@
 #include <latch/remote.h>
 
 #include "check.h"
+#include "churn.h"
 #include "remote-private.h"
-
-#define BASE  UINT64_C(0x100000)
-#define CELL  256u
-#define NAME  "churned"
-#define BATCH 8u
-
-static size_t nslots;
-static bool expect_caught;
-
-/* Slot j's range: inside its own cell, so ranges of different slots never overlap. */
-static uint64_t slot_start(size_t j)
-{
-	return BASE + j * CELL;
-}
-
-static uint64_t slot_end(size_t j)
-{
-	return slot_start(j) + 16 + (j * 37) % (CELL - 32);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* A wrong answer: the test fails, or with --expect-caught succeeds. */
-static void wrong(const char *what, uint64_t addr, int res, const struct latch_range *r)
-{
-	fprintf(stderr, "%s: address %#llx, result %d, range [%#llx, %#llx) value %p\n", what,
-	        (unsigned long long)addr, res, (unsigned long long)(res == 1 ? r->start : 0),
-	        (unsigned long long)(res == 1 ? r->end : 0), res == 1 ? r->value : NULL);
-	if (expect_caught) {
-		printf("caught, as expected\n");
-		exit(0);
-	}
-	exit(1);
-}
-
-/* ---- the operations both sides replay ---- */
-
-enum op_kind { OP_SINGLE, OP_BATCH, OP_LOAD };
-
-struct change {
-	uint32_t slot;
-	bool present; /* after the change */
-};
-
-/* Op @k on @present (not changed): its kind, and its changes in order in @out. */
-static enum op_kind plan(uint64_t k, const unsigned char *present, struct change *out, size_t *n)
-{
-	struct test_rng rng = { (k + 1) * 0x9e3779b97f4a7c15ull };
-	unsigned long r = test_rng_below(&rng, 64);
-
-	*n = 0;
-	if (r == 0) {
-		for (size_t j = 0; j < nslots; j++) {
-			bool now = test_rng_below(&rng, 2);
-
-			if (now != (bool)present[j])
-				out[(*n)++] = (struct change){ (uint32_t)j, now };
-		}
-		return OP_LOAD;
-	}
-	size_t count = r < 16 ? 1 + test_rng_below(&rng, BATCH) : 1;
-	/* A slot may appear twice in a batch: its second change undoes the first. */
-	for (size_t i = 0; i < count; i++) {
-		uint32_t j = (uint32_t)test_rng_below(&rng, nslots);
-		bool was = present[j];
-
-		for (size_t p = 0; p < i; p++)
-			if (out[p].slot == j)
-				was = out[p].present;
-		out[i] = (struct change){ j, !was };
-	}
-	*n = count;
-	return r < 16 ? OP_BATCH : OP_SINGLE;
-}
-
-static void apply_model(unsigned char *present, const struct change *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		present[c[i].slot] = c[i].present;
-}
-
-/* ---- the child: the writer ---- */
-
-struct shared {
-	uint64_t done;      /* operations finished */
-	uint32_t in_update; /* the writer is inside a library call */
-	uint32_t stop;      /* the parent asks the writer to exit */
-	uint32_t ready;
-};
-
-static struct shared *shm;
-
-static void pace(long ns)
-{
-	double until = now_s() + (double)ns * 1e-9;
-
-	while (ns > 0 && now_s() < until)
-		;
-}
-
-static void writer(long pace_ns)
-{
-	static struct latch_range_map m;
-	unsigned char *present = calloc(nslots, 1);
-	struct change *c = malloc(nslots * sizeof(*c));
-	struct latch_range_change *batch = malloc(BATCH * sizeof(*batch));
-	struct latch_range *all = malloc(nslots * sizeof(*all));
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
-	CHECK(present && c && batch && all, "out of memory");
-	CHECK(latch_range_map_init(&m) == 0, "init");
-	CHECK(latch_range_publish(&m, NAME, 0) == 0, "publish");
-	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
-	__atomic_store_n(&shm->ready, 1, __ATOMIC_RELEASE);
-	for (uint64_t k = 0; !__atomic_load_n(&shm->stop, __ATOMIC_ACQUIRE); k++) {
-		size_t n, total = 0;
-		enum op_kind kind = plan(k, present, c, &n);
-		int err = 0;
-
-		__atomic_store_n(&shm->in_update, 1, __ATOMIC_RELAXED);
-		switch (kind) {
-		case OP_SINGLE:
-			err =
-			    c[0].present
-			        ? latch_range_insert(&m, slot_start(c[0].slot), slot_end(c[0].slot),
-			                             (void *)(uintptr_t)(c[0].slot + 1), NULL)
-			        : latch_range_erase(&m, slot_start(c[0].slot));
-			break;
-		case OP_BATCH:
-			for (size_t i = 0; i < n; i++) {
-				uint32_t j = c[i].slot;
-
-				batch[i] = (struct latch_range_change){
-					c[i].present ? LATCH_RANGE_INSERT : LATCH_RANGE_ERASE,
-					{ slot_start(j), slot_end(j), (void *)(uintptr_t)(j + 1) }
-				};
-			}
-			err = latch_range_commit(&m, batch, n, NULL);
-			break;
-		case OP_LOAD:
-			apply_model(present, c, n);
-			for (size_t j = 0; j < nslots; j++)
-				if (present[j])
-					all[total++] =
-					    (struct latch_range){ slot_start(j), slot_end(j),
-						                  (void *)(uintptr_t)(j + 1) };
-			err = latch_range_load_sorted(&m, all, total, NULL);
-			break;
-		}
-		__atomic_store_n(&shm->in_update, 0, __ATOMIC_RELAXED);
-		CHECK(err == 0, "op %llu failed: %d", (unsigned long long)k, err);
-		apply_model(present, c, n);
-		/* Release: the op is done before a reader sees the count. */
-		__atomic_store_n(&shm->done, k + 1, __ATOMIC_RELEASE);
-		pace(pace_ns);
-	}
-	CHECK(latch_range_unpublish(&m) == 0, "unpublish");
-	latch_range_map_destroy(&m);
-	_exit(0);
-}
-
-static pid_t start_writer(long pace_ns)
-{
-	pid_t pid;
-
-	shm->done = shm->stop = shm->ready = 0;
-	pid = fork();
-	CHECK(pid >= 0, "fork");
-	if (pid == 0)
-		writer(pace_ns);
-	while (!__atomic_load_n(&shm->ready, __ATOMIC_ACQUIRE))
-		usleep(100);
-	return pid;
-}
-
-/* ---- the parent: the model of what the child did ---- */
-
-struct model {
-	unsigned char *present; /* after ops 0 .. step-1 */
-	uint64_t step;
-	struct change *c;
-	unsigned char *touched; /* by the ops of the current interval */
-};
-
-static void model_advance(struct model *md, uint64_t to)
-{
-	size_t n;
-
-	for (; md->step < to; md->step++) {
-		plan(md->step, md->present, md->c, &n);
-		apply_model(md->present, md->c, n);
-	}
-}
-
-/*
- * The check of a lookup of @addr (slot @j) that ran while ops @t0 .. @t1
- * were done or under way: @res and @r its answer.
- */
-static void check_answer(struct model *md, uint64_t t0, uint64_t t1, uint64_t addr, size_t j,
-                         int res, const struct latch_range *r)
-{
-	bool at_start, touched = false, inside = addr < slot_end(j);
-	size_t n;
-
-	model_advance(md, t0);
-	at_start = md->present[j];
-	/* Ops t0 .. t1-1 are done; op t1 may be half done: replay it, then undo it. */
-	for (uint64_t k = t0; k <= t1; k++) {
-		plan(k, md->present, md->c, &n);
-		for (size_t i = 0; i < n; i++)
-			touched |= md->c[i].slot == j;
-		if (k == t1)
-			break;
-		apply_model(md->present, md->c, n);
-		md->step++;
-	}
-	if (res < 0 && res != -EAGAIN)
-		wrong("error", addr, res, r);
-	if (res == 1 && (r->start != slot_start(j) || r->end != slot_end(j) ||
-	                 r->value != (void *)(uintptr_t)(j + 1) || !inside))
-		wrong("found a range that does not hold the address", addr, res, r);
-	if (res == 1 && !at_start && !touched)
-		wrong("found a range absent throughout the lookup", addr, res, r);
-	if (res == 0 && at_start && !touched && inside)
-		wrong("missed a range present throughout the lookup", addr, res, r);
-}
-
-static void model_init(struct model *md)
-{
-	md->present = calloc(nslots, 1);
-	md->c = malloc(nslots * sizeof(*md->c));
-	md->step = 0;
-	CHECK(md->present && md->c, "out of memory");
-}
-
-static void model_free(struct model *md)
-{
-	free(md->present);
-	free(md->c);
-}
-
-/* A random address in a random slot's cell, and that slot. */
-static uint64_t random_addr(struct test_rng *rng, size_t *j)
-{
-	*j = test_rng_below(rng, nslots);
-	return slot_start(*j) + test_rng_below(rng, CELL);
-}
-
-static struct latch_remote *attach_or_fail(pid_t pid)
-{
-	struct latch_remote *r;
-	int err = latch_remote_attach(pid, &r);
-
-	CHECK(err == 0, "attach %d: %d", (int)pid, err);
-	return r;
-}
-
-static void finish_writer(pid_t pid)
-{
-	int status;
-
-	__atomic_store_n(&shm->stop, 1, __ATOMIC_RELEASE);
-	kill(pid, SIGCONT);
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the writer failed: status %#x",
-	      status);
-}
 
 static int churn(void)
 {
@@ -351,7 +71,7 @@ static int churn(void)
 	}
 	last = __atomic_load_n(&shm->done, __ATOMIC_ACQUIRE);
 	finish_writer(pid);
-	CHECK(latch_remote_range_find(r, NAME, BASE, NULL) == -ESRCH, "the writer exited");
+	CHECK(latch_remote_range_find(r, NAME, churn_base, NULL) == -ESRCH, "the writer exited");
 	latch_remote_detach(r);
 	printf("churn: %ld lookups beside %llu writer ops: %ld answered (%ld found), %ld gave "
 	       "-EAGAIN\n",
@@ -402,7 +122,7 @@ static int stop(void)
 		CHECK(kill(pid, SIGCONT) == 0, "SIGCONT");
 	}
 	finish_writer(pid);
-	CHECK(latch_remote_range_find(r, NAME, BASE, NULL) == -ESRCH, "the writer exited");
+	CHECK(latch_remote_range_find(r, NAME, churn_base, NULL) == -ESRCH, "the writer exited");
 	latch_remote_detach(r);
 	model_free(&md);
 	printf("stop: %ld stops, %ld inside an update, %ld lookups while stopped, all right\n",
@@ -462,7 +182,7 @@ static int bench(void)
 	long hits = 0;
 	size_t j;
 
-	CHECK(latch_remote_range_find(r, NAME, BASE, NULL) >= 0, "warm-up");
+	CHECK(latch_remote_range_find(r, NAME, churn_base, NULL) >= 0, "warm-up");
 	uint64_t calls = latch_remote_calls_(r);
 	double t = now_s();
 
