@@ -23,6 +23,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,7 +47,11 @@ static size_t nslots;
 static bool expect_caught;
 /* Where slot j's cell is: churn_base + j * churn_cell. */
 static uint64_t churn_base = UINT64_C(0x100000), churn_cell = 256;
-/* What the writer does besides: threads that look up its map, a perf map it appends to. */
+/*
+ * What the writer does besides: threads that look up its map (the writer
+ * on the first CPU, reader i on CPU i + 1 modulo their number, so that
+ * they run at once), a perf map it appends to.
+ */
 static unsigned churn_readers;
 static const char *churn_perf_map;
 static unsigned churn_publish_flags;
@@ -192,9 +197,17 @@ static void writer(long pace_ns)
 	CHECK(latch_range_map_init(&m) == 0, "init");
 	CHECK(latch_range_publish(&m, NAME, churn_publish_flags) == 0, "publish");
 	for (unsigned i = 0; i < churn_readers; i++) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		cpu_set_t cpus;
 		pthread_t t;
 
 		CHECK(pthread_create(&t, NULL, local_reader, &m) == 0, "a reader thread");
+		CPU_ZERO(&cpus);
+		CPU_SET((int)((i + 1) % (unsigned long)(ncpu > 0 ? ncpu : 1)), &cpus);
+		pthread_setaffinity_np(t, sizeof(cpus), &cpus); /* a hint: may fail */
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	}
 	if (churn_perf_map)
 		CHECK(perf_map = fopen(churn_perf_map, "w"), "%s", churn_perf_map);
@@ -328,15 +341,6 @@ static void model_free(struct model *md)
 	free(md->present);
 	free(md->scratch);
 	free(md->c);
-}
-
-static struct latch_remote *attach_or_fail(pid_t pid)
-{
-	struct latch_remote *r;
-	int err = latch_remote_attach(pid, &r);
-
-	CHECK(err == 0, "attach %d: %d", (int)pid, err);
-	return r;
 }
 
 static void finish_writer(pid_t pid)

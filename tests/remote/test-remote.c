@@ -42,6 +42,15 @@
 #include "churn.h"
 #include "remote-private.h"
 
+static struct latch_remote *attach_or_fail(pid_t pid)
+{
+	struct latch_remote *r;
+	int err = latch_remote_attach(pid, &r);
+
+	CHECK(err == 0, "attach %d: %d", (int)pid, err);
+	return r;
+}
+
 static int churn(void)
 {
 	long lookups = test_env_long("LATCH_REMOTE_LOOKUPS", 20000);
