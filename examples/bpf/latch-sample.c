@@ -14,9 +14,10 @@
  * words of the target (hexadecimal addresses) the program reads around
  * each lookup, for the tests.
  *
- * Exit status: 0; 1 on an error; 77 when BPF or perf events are not
- * available here (not root, no BTF, a kernel without them), with one line
- * saying why.
+ * Exit status: 0; 1 on an error (a program the verifier rejects included:
+ * LIBBPF_LOG=1 in the environment prints libbpf's messages); 77 when BPF
+ * or perf events are not available here (not root, a kernel without
+ * them), with one line saying why.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -103,11 +104,27 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Is errno @err one that says BPF or perf events are not available here? */
-static int unavailable(int err)
+/*
+ * Does errno @err say that this kernel or these privileges do not allow
+ * BPF programs (@events false) or CPU-clock perf events (true)?  Not a
+ * verifier's rejection (EACCES, EINVAL, E2BIG on loading): that is a bug.
+ */
+static int unavailable(int err, int events)
 {
-	return err == EPERM || err == EACCES || err == ENOSYS || err == EOPNOTSUPP ||
-	       err == ENOENT || err == EINVAL;
+	return err == EPERM || err == ENOSYS || err == EOPNOTSUPP ||
+	       (events && (err == EACCES || err == ENOENT || err == ENODEV));
+}
+
+/* Say that @what failed with errno @err: a skip (one line) or an error; the exit status. */
+static int skip_or_fail(const char *what, int err, int events)
+{
+	if (unavailable(err, events)) {
+		printf("latch-sample: skipped: %s: %s\n", what, strerror(err));
+		return EXIT_UNAVAILABLE;
+	}
+	fprintf(stderr, "latch-sample: %s: %s%s\n", what, strerror(err),
+	        events ? "" : " (LIBBPF_LOG=1 prints the verifier's log)");
+	return 1;
 }
 
 static int write_record(void *ctx, void *data, size_t size)
@@ -213,11 +230,12 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	if (describe(&o, &m))
 		return 1;
-	libbpf_set_print(NULL);
+	if (!getenv("LIBBPF_LOG"))
+		libbpf_set_print(NULL);
 	skel = latch_sample__open();
 	if (!skel) {
-		printf("latch-sample: skipped: cannot open the BPF program: %s\n", strerror(errno));
-		return EXIT_UNAVAILABLE;
+		fprintf(stderr, "latch-sample: cannot open the BPF program: %s\n", strerror(errno));
+		return 1;
 	}
 	skel->rodata->target_tgid = (__u32)o.pid;
 	skel->bss->target_map = m;
@@ -226,16 +244,12 @@ int main(int argc, char **argv)
 	skel->rodata->want_records = o.out != NULL;
 	err = latch_sample__load(skel);
 	if (err) {
-		printf("latch-sample: skipped: the kernel does not load the BPF program: %s\n",
-		       strerror(-err));
 		latch_sample__destroy(skel);
-		return unavailable(-err) ? EXIT_UNAVAILABLE : 1;
+		return skip_or_fail("the kernel does not load the BPF program", -err, 0);
 	}
 	err = attach_events(skel, o.hz, &links, &nlinks);
 	if (err) {
-		printf("latch-sample: skipped: cannot sample with perf events: %s\n",
-		       strerror(err));
-		status = unavailable(err) ? EXIT_UNAVAILABLE : 1;
+		status = skip_or_fail("cannot sample with perf events", err, 1);
 		goto done;
 	}
 	if (o.out) {
