@@ -47,7 +47,11 @@
 #ifndef LATCH_BPF_LATCH_BPF_H
 #define LATCH_BPF_LATCH_BPF_H
 
-#include <linux/types.h>
+/*
+ * Plain C types: the structs below are shared by the program (BPF, where
+ * unsigned long long is unsigned long long) and its loader (any 32- or 64-bit ABI),
+ * with no header of the kernel's in between.
+ */
 
 /** Bytes of a scratch node: the largest node latch_bpf_range_find() reads. */
 #define LATCH_BPF_NODE_MAX  512
@@ -60,31 +64,31 @@
 
 /** What a walk needs of a map's descriptor (struct latch_layout_map). */
 struct latch_bpf_map {
-	__u64 sequence;   /* address of the counter */
-	__u64 root[2];    /* address of each copy's root reference */
-	__u64 height[2];  /* address of each copy's height */
-	__u32 inner_size; /* bytes of an inner node */
-	__u32 leaf_size;  /* bytes of a leaf */
-	__u32 ends_slot;  /* where a leaf's ends start, in 8-byte words */
-	__u32 node_align; /* a power of two */
-	__u32 max_depth;  /* 1 to LATCH_BPF_MAX_DEPTH */
-	__u32 leaf_tag;   /* the bit that marks a leaf */
+	unsigned long long sequence;  /* address of the counter */
+	unsigned long long root[2];   /* address of each copy's root reference */
+	unsigned long long height[2]; /* address of each copy's height */
+	unsigned int inner_size;      /* bytes of an inner node */
+	unsigned int leaf_size;       /* bytes of a leaf */
+	unsigned int ends_slot;       /* where a leaf's ends start, in 8-byte words */
+	unsigned int node_align;      /* a power of two */
+	unsigned int max_depth;       /* 1 to LATCH_BPF_MAX_DEPTH */
+	unsigned int leaf_tag;        /* the bit that marks a leaf */
 };
 
 /** A range found: [start, end) and its value. */
 struct latch_bpf_range {
-	__u64 start, end, value;
+	unsigned long long start, end, value;
 };
 
 /** A scratch node (a per-CPU array's value). */
 struct latch_bpf_node {
-	__u64 word[LATCH_BPF_NODE_MAX / 8];
+	unsigned long long word[LATCH_BPF_NODE_MAX / 8];
 };
 
 /** What a lookup saw: its counter's first and last loads, and its attempts. */
 struct latch_bpf_trace {
-	__u32 seq_first, seq_last;
-	__u32 attempts;
+	unsigned int seq_first, seq_last;
+	unsigned int attempts;
 };
 
 /** The answers of latch_bpf_range_find(). */
@@ -152,19 +156,20 @@ static inline int latch_bpf_map_from_layout(const struct latch_layout_map *d,
  * key would give the verifier a state per count, level and attempt, too
  * many to explore.
  */
-static __always_inline __u32 latch_bpf_below_(__u64 a, __u64 b)
+static __always_inline unsigned int latch_bpf_below_(unsigned long long a, unsigned long long b)
 {
-	return (__u32)(((~a & b) | (~(a ^ b) & (a - b))) >> 63);
+	return (unsigned int)(((~a & b) | (~(a ^ b) & (a - b))) >> 63);
 }
 
 /*
  * One walk of copy @cp for @x: LATCH_BPF_FOUND (*@out set), _NONE,
  * _UNREADABLE or _INVALID.  At most height + 2 reads, each bounded.
  */
-static __always_inline int latch_bpf_walk_(const struct latch_bpf_map *m, __u32 cp, __u64 x,
-                                           struct latch_bpf_node *node, struct latch_bpf_range *out)
+static __always_inline int latch_bpf_walk_(const struct latch_bpf_map *m, unsigned int cp,
+                                           unsigned long long x, struct latch_bpf_node *node,
+                                           struct latch_bpf_range *out)
 {
-	__u64 ref, levels;
+	unsigned long long ref, levels;
 
 	if (bpf_probe_read_user(&ref, sizeof(ref), (const void *)m->root[cp & 1]) ||
 	    bpf_probe_read_user(&levels, sizeof(levels), (const void *)m->height[cp & 1]))
@@ -173,10 +178,10 @@ static __always_inline int latch_bpf_walk_(const struct latch_bpf_map *m, __u32 
 		return LATCH_BPF_NONE;
 	if (levels == 0 || levels > m->max_depth)
 		return LATCH_BPF_INVALID;
-	for (__u32 level = 0; level < LATCH_BPF_MAX_DEPTH; level++) {
+	for (unsigned int level = 0; level < LATCH_BPF_MAX_DEPTH; level++) {
 		int leaf = (ref & m->leaf_tag) != 0;
-		__u64 addr = ref & ~(__u64)m->leaf_tag;
-		__u32 size = leaf ? m->leaf_size : m->inner_size, c = 0, i;
+		unsigned long long addr = ref & ~(unsigned long long)m->leaf_tag;
+		unsigned int size = leaf ? m->leaf_size : m->inner_size, c = 0, i;
 
 		if (leaf != (level + 1 == levels) || !addr || (addr & (m->node_align - 1)) ||
 		    size > LATCH_BPF_NODE_MAX)
@@ -224,12 +229,12 @@ static __always_inline int latch_bpf_walk_(const struct latch_bpf_map *m, __u32 
  * program type that may call bpf_probe_read_user(); the target's writer
  * may run on another CPU or be the task the program interrupted.
  */
-static __always_inline int latch_bpf_range_find(const struct latch_bpf_map *m, __u64 x,
+static __always_inline int latch_bpf_range_find(const struct latch_bpf_map *m, unsigned long long x,
                                                 struct latch_bpf_node *node,
                                                 struct latch_bpf_range *out,
                                                 struct latch_bpf_trace *t)
 {
-	__u32 seq, again;
+	unsigned int seq, again;
 	int res = LATCH_BPF_GAVE_UP;
 
 	/*
@@ -243,7 +248,7 @@ static __always_inline int latch_bpf_range_find(const struct latch_bpf_map *m, _
 		return LATCH_BPF_UNREADABLE;
 	if (t)
 		t->seq_first = seq;
-	for (__u32 attempt = 0; attempt < LATCH_BPF_ATTEMPTS; attempt++) {
+	for (unsigned int attempt = 0; attempt < LATCH_BPF_ATTEMPTS; attempt++) {
 		/* The copy the counter names (the mutant: the one the writer changes). */
 		res = latch_bpf_walk_(m, (seq & 1) ^ (LATCH_BPF_MUTANT == 1), x, node, out);
 		/*
