@@ -195,13 +195,15 @@ static int sample(const char *sampler, const char *records, const char *perf_map
 		const struct latch_sample_record *s = &rec[i];
 		struct latch_range out = { (uintptr_t)s->start, (uintptr_t)s->end,
 			                   (void *)(uintptr_t)s->value };
+		/* The results as latch_remote_range_find() gives them, to check them alike. */
 		static const int as_remote[] = { 1, 0, -EFAULT, -EPROTO, -EAGAIN };
-		int res = as_remote[LATCH_BPF_FOUND - s->result];
+		int res;
 		uint64_t cell = (s->ip - churn_base) / churn_cell;
 		const struct perf_line *p = perf_resolve(lines, nlines, s->ip);
 
 		CHECK(s->result <= LATCH_BPF_FOUND && s->result >= LATCH_BPF_GAVE_UP, "result %d",
 		      s->result);
+		res = as_remote[LATCH_BPF_FOUND - s->result];
 		writer += s->tid == (uint32_t)pid;
 		mid_update += s->busy && s->tid == (uint32_t)pid;
 		concurrent += s->busy && s->tid != (uint32_t)pid;
