@@ -52,6 +52,7 @@ static uint64_t churn_base = UINT64_C(0x100000), churn_cell = 256;
  * on the first CPU, reader i on CPU i + 1 modulo their number, so that
  * they run at once), a perf map it appends to.
  */
+#define CHURN_READERS_MAX 4
 static unsigned churn_readers;
 static const char *churn_perf_map;
 static unsigned churn_publish_flags;
@@ -168,7 +169,8 @@ static void *local_reader(void *arg)
 	struct latch_range out;
 	size_t j;
 
-	for (;;)
+	/* Acquire: pairs with the writer's release; nothing else is ordered by it. */
+	while (!__atomic_load_n(&shm->stop, __ATOMIC_ACQUIRE))
 		latch_range_find(m, random_addr(&rng, &j), &out);
 	return NULL;
 }
@@ -191,20 +193,21 @@ static void writer(long pace_ns)
 	struct latch_range_change *batch = malloc(BATCH * sizeof(*batch));
 	struct latch_range *all = malloc(nslots * sizeof(*all));
 	FILE *perf_map = NULL;
+	pthread_t readers[CHURN_READERS_MAX];
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
 	CHECK(present && c && batch && all, "out of memory");
 	CHECK(latch_range_map_init(&m) == 0, "init");
 	CHECK(latch_range_publish(&m, NAME, churn_publish_flags) == 0, "publish");
+	CHECK(churn_readers <= CHURN_READERS_MAX, "%u reader threads", churn_readers);
 	for (unsigned i = 0; i < churn_readers; i++) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		cpu_set_t cpus;
-		pthread_t t;
 
-		CHECK(pthread_create(&t, NULL, local_reader, &m) == 0, "a reader thread");
+		CHECK(pthread_create(&readers[i], NULL, local_reader, &m) == 0, "a reader thread");
 		CPU_ZERO(&cpus);
 		CPU_SET((int)((i + 1) % (unsigned long)(ncpu > 0 ? ncpu : 1)), &cpus);
-		pthread_setaffinity_np(t, sizeof(cpus), &cpus); /* a hint: may fail */
+		pthread_setaffinity_np(readers[i], sizeof(cpus), &cpus); /* a hint: may fail */
 		CPU_ZERO(&cpus);
 		CPU_SET(0, &cpus);
 		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
@@ -257,6 +260,9 @@ static void writer(long pace_ns)
 		__atomic_store_n(&shm->done, k + 1, __ATOMIC_RELEASE);
 		pace(pace_ns);
 	}
+	/* The reader threads saw shm->stop too: none may run while the map is destroyed. */
+	for (unsigned i = 0; i < churn_readers; i++)
+		CHECK(pthread_join(readers[i], NULL) == 0, "join a reader thread");
 	CHECK(!perf_map || fclose(perf_map) == 0, "%s", churn_perf_map);
 	CHECK(latch_range_unpublish(&m) == 0, "unpublish");
 	latch_range_map_destroy(&m);
