@@ -226,6 +226,8 @@ static const struct target targets[] = {
 	  100000, "range build speed load_sorted/inserts (ns ratio)", 0 },
 	{ 4, "ns/op", "insert+erase", "sorted-latch", "insert+erase", "latch", '>', 100, 100000,
 	  "range update speed latch/sorted-latch (ns ratio)", 0 },
+	{ 4, "ns/op", "find", "latch-payload16", "find", "latch-deref", 0, 0, 0,
+	  "range find cost 16-byte payload copied/value read (ns)", 0 },
 	{ 4, "ns/op", "find", "latch-payload16", "find", "latch", 0, 0, 0,
 	  "range find cost 16-byte payload copied/value (ns)", 0 },
 	{ 4, "ns/op", "find", "latch-payload64", "find", "latch", 0, 0, 0,

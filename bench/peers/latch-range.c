@@ -101,6 +101,33 @@ const struct bench_peer bench_range_peer_latch = {
 };
 
 /*
+ * latch-deref: "latch" whose lookup also reads what the value points to
+ * (the start in the pool entry, compared with the key), as a caller that
+ * keeps its data behind the value must: the baseline a payload copy
+ * replaces.
+ */
+static inline const void *deref_find(const struct latch_range_peer *p, long key)
+{
+	struct latch_range r;
+
+	return latch_range_find(&p->map, (uintptr_t)key, &r) && *(const long *)r.value <= key
+	           ? r.value
+	           : NULL;
+}
+
+BENCH_FIND_MANY(deref_find_many, struct latch_range_peer, deref_find(p, key))
+
+const struct bench_peer bench_range_peer_deref = {
+	.name = "latch-deref",
+	.flags = BENCH_SHARED | BENCH_ANSWER_RANGE,
+	.create = latch_range_create,
+	.destroy = latch_range_destroy,
+	.insert = latch_range_peer_insert,
+	.erase = latch_range_peer_erase,
+	.find_many = deref_find_many,
+};
+
+/*
  * latch-payload16, latch-payload64: the same map made with
  * latch_range_map_init_payload(), each range holding a 16- or 64-byte
  * payload whose first word is the answer (the pool entry that holds its
