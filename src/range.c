@@ -252,39 +252,25 @@ static void fill_slot(void *slot, const void *src, size_t size)
 }
 
 /*
- * Apply a batch under the writers' mutex: the core's one engine does the
+ * Apply a batch, the writers' mutex held: the core's one engine does the
  * rest.  @removed: what a lone change removes (NULL: nobody asks); on a
  * map with payloads it must collect ranges with put_range(), and the
  * slots of what the change removed go back to the pool.  @payload: what
- * a lone insert or store puts in its range's slot.
+ * a lone insert or store puts in its range's slot.  *@bad and *@hit as
+ * latch_btree_commit() sets them.
  */
-static int commit(struct latch_range_map *m, const struct latch_range_change *changes, size_t n,
-                  size_t *failed, struct latch_range *collision,
-                  struct latch_btree_removed *removed, const void *payload)
+static int commit_locked(struct latch_range_map *m, const struct latch_range_change *changes,
+                         size_t n, size_t *bad, struct latch_btree_ent *hit,
+                         struct latch_btree_removed *removed, const void *payload)
 {
 	struct latch_btree_pool *slots = payloads(m);
 	struct latch_range_change one;
-	struct latch_btree_ent hit;
 	void *slot = NULL;
-	size_t bad = n;
 	int err;
 
-	if (!suits(m, changes, n, payload)) {
-		if (failed)
-			*failed = 0;
-		return -EINVAL;
-	}
-	if (!n)
-		return 0;
-	err = lock_writers(m);
-	if (err)
-		goto out;
 	if (payload) {
-		err = latch_btree_pool_reserve(slots, 1);
-		if (err) {
-			pthread_mutex_unlock(&m->lock);
-			goto out;
-		}
+		if (latch_btree_pool_reserve(slots, 1))
+			return -ENOMEM;
 		/*
 		 * A free slot: no reader that will pass its re-check can
 		 * reach it (the file comment), so relaxed stores suffice; the
@@ -298,8 +284,7 @@ static int commit(struct latch_range_map *m, const struct latch_range_change *ch
 		one.range.value = slot;
 		changes = &one;
 	}
-	err =
-	    latch_btree_commit(latch_btree_of_range(m), n, change_of, changes, &bad, &hit, removed);
+	err = latch_btree_commit(latch_btree_of_range(m), n, change_of, changes, bad, hit, removed);
 	if (LATCH_RANGE_MUTANT == 2 && slot)
 		fill_slot(slot, payload, slots->node_size);
 	if (err && slot)
@@ -317,8 +302,30 @@ static int commit(struct latch_range_map *m, const struct latch_range_change *ch
 			latch_btree_pool_give(slots, r->value);
 		r->value = NULL;
 	}
-	pthread_mutex_unlock(&m->lock);
-out:
+	return err;
+}
+
+/* commit_locked() under the writers' mutex, once the changes are found to suit the map. */
+static int commit(struct latch_range_map *m, const struct latch_range_change *changes, size_t n,
+                  size_t *failed, struct latch_range *collision,
+                  struct latch_btree_removed *removed, const void *payload)
+{
+	struct latch_btree_ent hit;
+	size_t bad = n;
+	int err;
+
+	if (!suits(m, changes, n, payload)) {
+		if (failed)
+			*failed = 0;
+		return -EINVAL;
+	}
+	if (!n)
+		return 0;
+	err = lock_writers(m);
+	if (!err) {
+		err = commit_locked(m, changes, n, &bad, &hit, removed, payload);
+		pthread_mutex_unlock(&m->lock);
+	}
 	if (err == -EEXIST && collision)
 		*collision = range_of(m, &hit);
 	if (err && failed)
@@ -385,6 +392,39 @@ int latch_range_erase_if(struct latch_range_map *m, const struct latch_range *ex
 	const struct latch_range_change c = { LATCH_RANGE_ERASE_IF, *expected };
 
 	return commit(m, &c, 1, NULL, NULL, NULL, NULL);
+}
+
+int latch_range_erase_if_payload(struct latch_range_map *m, uintptr_t start, uintptr_t end,
+                                 const void *payload)
+{
+	const struct latch_btree *t = latch_btree_of_range(m);
+	struct latch_btree_ent e = { 0, 0, 0 };
+	struct latch_range gone;
+	struct latch_btree_removed r = { put_range, &gone, 1, 0 };
+	size_t bad = 1;
+	int err;
+
+	if (!latch_range_payload_size(m) || !payload)
+		return -EINVAL;
+	err = lock_writers(m);
+	if (err)
+		return err;
+	/*
+	 * Compared and erased under the mutex: no other writer runs between.
+	 * The slot's bytes are read plainly: only this writer stores them.
+	 */
+	if (!latch_btree_span_lookup(t, start, LATCH_BTREE_EXACT, &e))
+		err = -ENOENT;
+	else if (e.end != end ||
+	         memcmp((const void *)e.slot, payload, latch_range_payload_size(m)) != 0)
+		err = -ESTALE;
+	else
+		err = commit_locked(m,
+		                    &(const struct latch_range_change){
+		                        LATCH_RANGE_ERASE_IF, { start, end, (void *)e.slot } },
+		                    1, &bad, NULL, &r, NULL);
+	pthread_mutex_unlock(&m->lock);
+	return err;
 }
 
 static int store(struct latch_range_map *m, uintptr_t start, uintptr_t end, void *value,

@@ -62,7 +62,8 @@
  * Or the map holds the values itself: a map made with
  * latch_range_map_init_payload() keeps a payload of a fixed size (up to
  * LATCH_RANGE_PAYLOAD_MAX bytes) per range, copied in by
- * latch_range_insert_payload() and latch_range_store_payload() and out by
+ * latch_range_insert_payload() and latch_range_store_payload() (removed by
+ * erase, remove or latch_range_erase_if_payload()) and copied out by
  * latch_range_find_payload() inside the lookup's read section, so a
  * reader keeps a copy that nothing frees: no grace period, no registered
  * reader threads, and a payload slot is reused as soon as its range is
@@ -74,6 +75,7 @@
  *	latch_range_payload_size()    any, signal handlers    nothing
  *	latch_range_insert_payload()  writer threads          nothing (the map locks)
  *	latch_range_store_payload()   writer threads          nothing (the map locks)
+ *	latch_range_erase_if_payload() writer threads         nothing (the map locks)
  *	latch_range_map_init_payload() before sharing         everything
  *
  * A JIT's code map (examples/code-map.c): loads insert, unloads erase
@@ -257,6 +259,23 @@ LATCH_API int latch_range_store(struct latch_range_map *m, uintptr_t start, uint
  */
 LATCH_API int latch_range_insert_payload(struct latch_range_map *m, uintptr_t start, uintptr_t end,
                                          const void *payload, struct latch_range *collision);
+
+/**
+ * latch_range_erase_if_payload() - latch_range_erase_if() for a map made
+ * with latch_range_map_init_payload(): remove the range that starts at
+ * @start only if it still ends at @end and holds the payload at @payload
+ * (compared byte for byte).
+ *
+ * Returns 0; -ENOENT when no range starts at @start; -ESTALE when one
+ * does but its end or payload differs; -EINVAL when @payload is NULL or
+ * the map holds no payloads.  On error the map is unchanged.  Never
+ * allocates (but see fork() in the file comment).  The slot is free for
+ * reuse when it returns.  Cost O(log n) per copy, plus the comparison.
+ * Writer threads, not signal handlers; the map serializes writers itself,
+ * and the comparison and the erase are one step under its lock.
+ */
+LATCH_API int latch_range_erase_if_payload(struct latch_range_map *m, uintptr_t start,
+                                           uintptr_t end, const void *payload);
 
 /**
  * latch_range_store_payload() - latch_range_store() for a map made with

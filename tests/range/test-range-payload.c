@@ -5,7 +5,8 @@
  * Without arguments: the calls and their errors (bad sizes, payload and
  * value calls on the wrong kind of map), each error leaving the map
  * unchanged; random sequences of insert_payload, store_payload (evicting
- * none or several, with room or not), erase and remove against a model,
+ * none or several, with room or not), erase_if_payload (the range as it
+ * is, or with another end or payload), erase and remove against a model,
  * after each call the payload slots checked (every range has its own
  * slot of the pool, both copies agree, the free list holds exactly the
  * others) and every range's payload read back; allocation failure at
@@ -13,7 +14,8 @@
  * nodes); reserve() covering the slots.
  *
  * "storm": reader threads, and a SIGPROF handler on the writer thread,
- * copy payloads out and keep them while the writer erases and re-inserts
+ * copy payloads out and keep them while the writer erases (by start or
+ * by record) and re-inserts
  * ranges and stores shifted ones over them, so that slots are reused at
  * once by the same range or another.  Every copy must be one whole
  * payload the range held at some moment of the read: its words all
@@ -163,7 +165,7 @@ static int one_change(struct latch_range_map *m, size_t size, uint64_t *next_see
 	if (test_rng_below(&rng, 16) == 0)
 		end = start; /* empty: -EINVAL */
 	fill(w, size, seed);
-	switch (test_rng_below(&rng, 4)) {
+	switch (test_rng_below(&rng, 5)) {
 	case 0:
 		k = model_overlaps(start, end, &at);
 		err = latch_range_insert_payload(m, start, end, w, &r);
@@ -198,6 +200,30 @@ static int one_change(struct latch_range_map *m, size_t size, uint64_t *next_see
 			model_put(at, k, (struct model_range){ start, end, seed });
 		}
 		return err != 0;
+	case 2: {
+		/* A conditional erase: the range as it is, with another end or payload, or none. */
+		struct model_range x = { start, end, seed };
+		unsigned how = (unsigned)test_rng_below(&rng, 4);
+
+		if (model_n && how) {
+			x = model[test_rng_below(&rng, model_n)];
+			x.end += how == 2;
+			x.seed += how == 3;
+		}
+		fill(w, size, x.seed);
+		at = model_from(x.start);
+		bool there = at < model_n && model[at].start == x.start;
+		bool same = there && model[at].end == x.end && model[at].seed == x.seed;
+
+		err = latch_range_erase_if_payload(m, x.start, x.end, w);
+		CHECK(err == (!there ? -ENOENT
+		              : same ? 0
+		                     : -ESTALE),
+		      "erase_if at %zu: %d", (size_t)x.start, err);
+		if (same)
+			model_drop(at);
+		return err != 0;
+	}
 	default:
 		/* An erase or remove, mostly of a range there. */
 		if (model_n && test_rng_below(&rng, 4))
@@ -284,6 +310,13 @@ static void test_calls(void)
 	      "collision, without its slot");
 	CHECK(latch_range_store_payload(&m, 0, 40, w, NULL, 0, &n) == -ENOSPC && n == 1,
 	      "store without room");
+	CHECK(latch_range_erase_if_payload(&m, 10, 20, NULL) == -EINVAL, "erase_if, no payload");
+	CHECK(latch_range_erase_if_payload(&m, 10, 21, got) == -ESTALE &&
+	          latch_range_erase_if_payload(&m, 10, 20, w) == -ESTALE &&
+	          latch_range_erase_if_payload(&m, 11, 20, got) == -ENOENT,
+	      "erase_if_payload: another end, another payload, no range");
+	CHECK(latch_range_erase_if_payload(&plain, 10, 20, got) == -EINVAL,
+	      "erase_if_payload on a map without payloads");
 	CHECK(latch_range_insert_payload(&plain, 1, 2, w, NULL) == -EINVAL &&
 	          latch_range_store_payload(&plain, 1, 2, w, NULL, 0, &n) == -EINVAL && n == 0,
 	      "a payload on a map without");
@@ -299,6 +332,9 @@ static void test_calls(void)
 	          r.end == 20 && !r.value,
 	      "store_payload evicts");
 	check_slots(&m);
+	CHECK(latch_range_erase_if_payload(&m, 5, 15, w) == 0,
+	      "erase_if_payload of the range as it is");
+	CHECK(latch_range_insert_payload(&m, 5, 15, w, NULL) == 0, "insert again");
 	CHECK(latch_range_remove(&m, 5, &r) == 0 && r.start == 5 && r.end == 15 && !r.value,
 	      "remove");
 	CHECK(latch_range_size(&m) == 0, "empty again");
@@ -424,7 +460,7 @@ static void test_enomem(size_t size)
  * The payload of generation @gen of a range [start, end): word 0 the
  * start, 1 the end, 2 the generation, the rest derived from all three.
  */
-static void storm_fill(uint64_t *w, uintptr_t start, uintptr_t end, uint64_t gen)
+static void storm_fill(uint64_t *w, uint64_t start, uint64_t end, uint64_t gen)
 {
 	w[0] = start;
 	w[1] = end;
@@ -564,8 +600,13 @@ static int storm(void)
 		storm_fill(w, s, e, g);
 		atomic_store_explicit(&in_update, 1, memory_order_relaxed);
 		if (test_rng_below(&wr, 2)) {
-			/* Erase, then insert: the slot just freed is the one taken. */
-			err = latch_range_erase(&storm_map, old_s);
+			/* Erase (by record or by start), then insert: the slot just freed is the one taken. */
+			uint64_t old_w[STORM_SZ / 8];
+
+			storm_fill(old_w, old_s, old_e, gen[c]);
+			err = test_rng_below(&wr, 2)
+			          ? latch_range_erase_if_payload(&storm_map, old_s, old_e, old_w)
+			          : latch_range_erase(&storm_map, old_s);
 			err = err ? err : latch_range_insert_payload(&storm_map, s, e, w, NULL);
 		} else {
 			/* A store over it: a new slot, then the old one freed for the next change. */
