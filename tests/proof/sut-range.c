@@ -60,7 +60,7 @@ static long range_key(bool hit, uintptr_t start, uintptr_t end, uintptr_t value,
 }
 
 /* The payload of the range [start, end) with @value. */
-static void payload_of(uint64_t *w, uintptr_t start, uintptr_t end, uintptr_t value)
+static void payload_of(uint64_t *w, uint64_t start, uint64_t end, uint64_t value)
 {
 	w[0] = start;
 	w[1] = end;
@@ -73,7 +73,7 @@ static uintptr_t payload_value(const uint64_t *w, uintptr_t start, uintptr_t end
 {
 	uint64_t x[PAYLOAD_WORDS];
 
-	payload_of(x, start, end, (uintptr_t)w[2]);
+	payload_of(x, start, end, w[2]);
 	return memcmp(x, w, sizeof(x)) == 0 ? (uintptr_t)w[2] : 0;
 }
 
