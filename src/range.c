@@ -53,7 +53,6 @@
 #include <string.h>
 
 #include <latch/range.h>
-#include <latch/value.h>
 
 #include "btree.h"
 #include "range-private.h"
@@ -70,8 +69,7 @@
 /* A leaf's free-list link is a payload slot address to a stale reader: it must hold a payload. */
 _Static_assert(LATCH_RANGE_PAYLOAD_MAX <= sizeof(struct latch_btree_span_leaf),
                "a stale reader may copy a payload from leaf memory");
-_Static_assert(LATCH_RANGE_PAYLOAD_MAX % sizeof(LATCH_VALUE_WORD) == 0 &&
-                   8 % sizeof(LATCH_VALUE_WORD) == 0,
+_Static_assert(LATCH_RANGE_PAYLOAD_MAX % sizeof(uintptr_t) == 0 && 8 % sizeof(uintptr_t) == 0,
                "payloads are whole words");
 
 /* The pool of payload slots of @m (node_size 0: a map without payloads). */
@@ -245,10 +243,15 @@ static bool suits(const struct latch_range_map *m, const struct latch_range_chan
 	                : changes->op == LATCH_RANGE_ERASE);
 }
 
-/* Store @size bytes of @src into @slot; the comment in commit() says why relaxed suffices. */
+/* Store @size bytes of @src into @slot; the comment in commit_locked() says why relaxed suffices. */
 static void fill_slot(void *slot, const void *src, size_t size)
 {
-	latch_value_put_((LATCH_VALUE_WORD *)slot, src, size);
+	for (size_t i = 0; i < size / sizeof(uintptr_t); i++) {
+		uintptr_t w;
+
+		memcpy(&w, (const char *)src + i * sizeof(w), sizeof(w));
+		LATCH_STORE_RELAXED(&((uintptr_t *)slot)[i], w);
+	}
 }
 
 /*
@@ -536,7 +539,12 @@ bool latch_range_find(const struct latch_range_map *m, uintptr_t addr, struct la
 /* Load @size bytes of @slot into @dst; the comment in latch_range_find_payload() says why. */
 static void copy_slot(void *dst, uintptr_t slot, size_t size)
 {
-	latch_value_get_(dst, (const LATCH_VALUE_WORD *)slot, size);
+	/* Whole words (the size is a multiple of 8): each memcpy() is one store. */
+	for (size_t i = 0; i < size / sizeof(uintptr_t); i++) {
+		uintptr_t w = LATCH_LOAD_RELAXED(&((const uintptr_t *)slot)[i]);
+
+		memcpy((char *)dst + i * sizeof(w), &w, sizeof(w));
+	}
 }
 
 bool latch_range_find_payload(const struct latch_range_map *m, uintptr_t addr,
