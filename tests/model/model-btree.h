@@ -82,6 +82,11 @@ void *memcpy(void *dst, const void *src, size_t n)
 
 #include <src/btree.h>
 
+/* GenMC's <errno.h> lacks ENOTSUP, which Linux defines as EOPNOTSUPP. */
+#ifndef ENOTSUP
+#define ENOTSUP EOPNOTSUPP
+#endif
+
 void *memset(void *dst, int c, size_t n)
 {
 	struct latch_btree *m = dst;

@@ -34,6 +34,8 @@
 
 /* The library registers fork handlers at load time; nothing forks here. */
 #define pthread_atfork(prepare, parent, child) ((void)(prepare), (void)(parent), (void)(child), 0)
+/* Its failure message: GenMC's <stdio.h> has fprintf() but no fputs(). */
+#define fputs(text, stream)                    fprintf(stream, "%s", text)
 
 #include <latch/range.h>
 

@@ -100,7 +100,7 @@ MUTANTS=(
 	# 7.2: leaves and inner nodes from one pool (the inner one), so memory
 	# a stale reader reached as an inner node can come back as a leaf and
 	# its values be followed as references.
-	"shared-pool|map|src/btree-write.c|s/latch_btree_pool_take\(&t->pool\[[^\]]*\]/latch_btree_pool_take(&t->pool[INNER]/g * s/latch_btree_pool_give\(&t->pool\[[^\]]*\]/latch_btree_pool_give(&t->pool[INNER]/g|Attempt to access non-allocated memory"
+	"shared-pool|map|src/btree-write.c|s/latch_btree_pool_take\(&t->pool\[[^\]]*\]/latch_btree_pool_take(&t->pool[LATCH_BTREE_INNER_POOL]/g * s/latch_btree_pool_give\(&t->pool\[[^\]]*\]/latch_btree_pool_give(&t->pool[LATCH_BTREE_INNER_POOL]/g|Attempt to access non-allocated memory"
 	# 7.2: the reader's descent no longer stops at a 0 reference (a free
 	# node's free-list link, or a fresh node's slot).
 	"null-child|map|src/btree-descend.c|s/if \(!n \x7c\x7c (depth\+\+ >= LATCH_BTREE_MAX_DEPTH\) \{)/if (\$1/|Attempt to access non-allocated memory"
