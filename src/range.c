@@ -66,8 +66,17 @@
 #define LATCH_RANGE_MUTANT 0
 #endif
 
-/* A leaf's free-list link is a payload slot address to a stale reader: it must hold a payload. */
-_Static_assert(LATCH_RANGE_PAYLOAD_MAX <= sizeof(struct latch_btree_span_leaf),
+/*
+ * A leaf's free-list link is a payload slot address to a stale reader: a
+ * leaf must hold a payload.  At the real node capacity it holds the
+ * largest; the model checker's lowered capacity (tests/model) takes
+ * payloads up to a leaf's size only.
+ */
+#define PAYLOAD_LIMIT                                                                              \
+	(LATCH_RANGE_PAYLOAD_MAX < sizeof(struct latch_btree_span_leaf)                            \
+	     ? LATCH_RANGE_PAYLOAD_MAX                                                             \
+	     : sizeof(struct latch_btree_span_leaf))
+_Static_assert(LATCH_BTREE_FANOUT < 16u || PAYLOAD_LIMIT == LATCH_RANGE_PAYLOAD_MAX,
                "a stale reader may copy a payload from leaf memory");
 _Static_assert(LATCH_RANGE_PAYLOAD_MAX % sizeof(uintptr_t) == 0 && 8 % sizeof(uintptr_t) == 0,
                "payloads are whole words");
@@ -133,7 +142,7 @@ int latch_range_map_init_payload(struct latch_range_map *m, size_t payload_size)
 {
 	int err;
 
-	if (!payload_size || payload_size % 8 || payload_size > LATCH_RANGE_PAYLOAD_MAX)
+	if (!payload_size || payload_size % 8 || payload_size > PAYLOAD_LIMIT)
 		return -EINVAL;
 	err = latch_range_map_init(m);
 	if (!err)
@@ -283,8 +292,9 @@ static int commit_locked(struct latch_range_map *m, const struct latch_range_cha
 		slot = latch_btree_pool_take(slots);
 		if (LATCH_RANGE_MUTANT != 2)
 			fill_slot(slot, payload, slots->node_size);
-		one = *changes;
-		one.range.value = slot;
+		/* Field by field: the padding after op is never read (a model checker would see it). */
+		one.op = changes->op;
+		one.range = (struct latch_range){ changes->range.start, changes->range.end, slot };
 		changes = &one;
 	}
 	err = latch_btree_commit(latch_btree_of_range(m), n, change_of, changes, bad, hit, removed);
