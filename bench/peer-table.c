@@ -6,7 +6,8 @@ extern const struct bench_peer bench_peer_plain, bench_peer_seqlock, bench_peer_
     bench_peer_mutex, bench_peer_tsearch, bench_peer_urcu_lfht, bench_peer_ck_hs,
     bench_peer_sorted_latch, bench_peer_latch_2flip, bench_range_peer_latch,
     bench_range_peer_sorted_latch, bench_range_peer_rwlock, bench_peer_latch_map,
-    bench_peer_branchless, bench_range_peer_branchless, bench_peer_absl_flat, bench_peer_absl_btree;
+    bench_peer_branchless, bench_range_peer_branchless, bench_peer_absl_flat, bench_peer_absl_btree,
+    bench_range_peer_deref, bench_range_peer_payload16, bench_range_peer_payload64;
 
 /* plain first: it is the baseline of the lookup and write ratios. */
 const struct bench_peer *const bench_peers[] = {
@@ -27,9 +28,8 @@ const struct bench_peer *const bench_peers[] = {
 const size_t bench_peer_count = sizeof(bench_peers) / sizeof(bench_peers[0]);
 
 const struct bench_peer *const bench_range_peers[] = {
-	&bench_range_peer_latch,
-	&bench_range_peer_sorted_latch,
-	&bench_range_peer_rwlock,
+	&bench_range_peer_latch,      &bench_range_peer_deref,        &bench_range_peer_payload16,
+	&bench_range_peer_payload64,  &bench_range_peer_sorted_latch, &bench_range_peer_rwlock,
 	&bench_range_peer_branchless,
 };
 const size_t bench_range_peer_count = sizeof(bench_range_peers) / sizeof(bench_range_peers[0]);

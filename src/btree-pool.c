@@ -33,6 +33,9 @@ _Static_assert(_Alignof(struct latch_map) == _Alignof(struct latch_btree),
                "struct latch_map must be aligned as the core");
 _Static_assert(sizeof(((struct latch_range_map *)0)->core_) == sizeof(struct latch_btree),
                "a range map's core_ must be exactly the core's storage");
+_Static_assert(sizeof(((struct latch_range_map *)0)->payload_) == sizeof(struct latch_btree_pool) &&
+                   _Alignof(struct latch_btree_pool) <= _Alignof(uintptr_t),
+               "a range map's payload_ must be exactly a pool's storage");
 _Static_assert(offsetof(struct latch_range_map, core_) == 0 &&
                    _Alignof(struct latch_range_map) >= _Alignof(struct latch_btree),
                "a range map starts with its core, aligned as the core");
@@ -165,11 +168,29 @@ int latch_btree_pool_reserve(struct latch_btree_pool *p, size_t want)
 	return 0;
 }
 
+/*
+ * Where a free node keeps the link to the next: a node in slot[0], where a
+ * stale reader that follows it finds a node of the same kind (or 0); a
+ * payload slot smaller than a node (range.c), which readers copy but never
+ * follow, in its first word.  Either way inside the node.
+ */
+static uintptr_t *free_link(const struct latch_btree_pool *p, void *n)
+{
+	return p->node_size < sizeof(struct latch_btree_node)
+	           ? (uintptr_t *)n
+	           : &((struct latch_btree_node *)n)->slot[0];
+}
+
+void *latch_btree_pool_next(const struct latch_btree_pool *p, void *n)
+{
+	return (void *)*free_link(p, n);
+}
+
 struct latch_btree_node *latch_btree_pool_take(struct latch_btree_pool *p)
 {
 	struct latch_btree_node *n = p->free_list;
 
-	p->free_list = (void *)n->slot[0];
+	p->free_list = (void *)*free_link(p, n);
 	p->free--;
 	return n;
 }
@@ -181,7 +202,7 @@ void latch_btree_pool_give(struct latch_btree_pool *p, struct latch_btree_node *
 	 * loads this link finds a node of the same kind (or 0, which ends its
 	 * attempt), and fails its retry check anyway.
 	 */
-	LATCH_STORE_RELAXED(&n->slot[0], (uintptr_t)p->free_list);
+	LATCH_STORE_RELAXED(free_link(p, n), (uintptr_t)p->free_list);
 	p->free_list = n;
 	p->free++;
 }
@@ -201,7 +222,7 @@ void latch_btree_pool_refill(struct latch_btree_pool *p,
 	}
 }
 
-static void pool_free(struct latch_btree_pool *p)
+void latch_btree_pool_free(struct latch_btree_pool *p)
 {
 	while (p->regions) {
 		void **r = p->regions;
@@ -241,7 +262,7 @@ void latch_btree_init(struct latch_btree *t, bool spans)
 
 void latch_btree_destroy(struct latch_btree *t)
 {
-	pool_free(&t->pool[LATCH_BTREE_INNER_POOL]);
-	pool_free(&t->pool[LATCH_BTREE_LEAF_POOL]);
+	latch_btree_pool_free(&t->pool[LATCH_BTREE_INNER_POOL]);
+	latch_btree_pool_free(&t->pool[LATCH_BTREE_LEAF_POOL]);
 	memset(t, 0, sizeof(*t));
 }

@@ -192,6 +192,12 @@ struct latch_btree_node *latch_btree_pool_take(struct latch_btree_pool *p);
  */
 void latch_btree_pool_give(struct latch_btree_pool *p, struct latch_btree_node *n);
 
+/* The node after @n on @p's free list (NULL: none).  Writer only (the checkers). */
+void *latch_btree_pool_next(const struct latch_btree_pool *p, void *n);
+
+/* Return every region of @p to the system; no reader may be left. */
+void latch_btree_pool_free(struct latch_btree_pool *p);
+
 /*
  * Called with every chunk a pool carves (@bytes long), before any of its
  * nodes is used; NULL: no call.  A nonzero return refuses the chunk: it

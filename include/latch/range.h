@@ -59,6 +59,25 @@
  * a grace period, e.g. liburcu's synchronize_rcu() or call_rcu() with
  * readers inside rcu_read_lock() (see examples/range-reclaim-urcu.c).
  *
+ * Or the map holds the values itself: a map made with
+ * latch_range_map_init_payload() keeps a payload of a fixed size (up to
+ * LATCH_RANGE_PAYLOAD_MAX bytes) per range, copied in by
+ * latch_range_insert_payload() and latch_range_store_payload() (removed by
+ * erase, remove or latch_range_erase_if_payload()) and copied out by
+ * latch_range_find_payload() inside the lookup's read section, so a
+ * reader keeps a copy that nothing frees: no grace period, no registered
+ * reader threads, and a payload slot is reused as soon as its range is
+ * erased (latch_range_payload(3)).  On such a map the calls that take a
+ * value (insert, store, erase_if, commit, load_sorted) return -EINVAL.
+ *
+ *	call                          context                 serialize with
+ *	latch_range_find_payload()    any, signal handlers    nothing
+ *	latch_range_payload_size()    any, signal handlers    nothing
+ *	latch_range_insert_payload()  writer threads          nothing (the map locks)
+ *	latch_range_store_payload()   writer threads          nothing (the map locks)
+ *	latch_range_erase_if_payload() writer threads         nothing (the map locks)
+ *	latch_range_map_init_payload() before sharing         everything
+ *
  * A JIT's code map (examples/code-map.c): loads insert, unloads erase
  * with latch_range_erase_if() the record they inserted (so a late unload
  * cannot erase code that reused the addresses), and code placed over
@@ -100,7 +119,12 @@ struct latch_range_map {
 	pthread_mutex_t lock; /* serializes writers; readers never touch it */
 	/* the fork generation @lock belongs to (fork(): see the file comment) */
 	unsigned long generation;
+	/* the payload slots of a map made with latch_range_map_init_payload() (opaque) */
+	uintptr_t payload_[LATCH_RANGE_PAYLOAD_WORDS_];
 };
+
+/** The largest payload a range can hold, in bytes. */
+#define LATCH_RANGE_PAYLOAD_MAX 256
 
 /**
  * latch_range_map_init() - make @m an empty map.
@@ -108,6 +132,20 @@ struct latch_range_map {
  * Cost O(1), allocates no node.  Must not race with any other call on @m.
  */
 LATCH_API int latch_range_map_init(struct latch_range_map *m);
+
+/**
+ * latch_range_map_init_payload() - make @m an empty map whose ranges each
+ * hold a payload of @payload_size bytes instead of a value.
+ *
+ * @payload_size must be a multiple of 8 from 8 to LATCH_RANGE_PAYLOAD_MAX.
+ * Such a map takes ranges only from latch_range_insert_payload() and
+ * latch_range_store_payload(), and is emptied by latch_range_erase() and
+ * latch_range_remove(); its lookups report a NULL value, and
+ * latch_range_find_payload() copies the payload out.  Returns 0; -EINVAL
+ * for a bad size; -ENOMEM when the writers' mutex cannot be created.
+ * Cost O(1), allocates nothing.  Must not race with any other call on @m.
+ */
+LATCH_API int latch_range_map_init_payload(struct latch_range_map *m, size_t payload_size);
 
 /**
  * latch_range_map_destroy() - release every node of @m.
@@ -207,6 +245,54 @@ LATCH_API int latch_range_store(struct latch_range_map *m, uintptr_t start, uint
                                 void *value, struct latch_range *evicted, size_t max_evicted,
                                 size_t *n_evicted);
 
+/**
+ * latch_range_insert_payload() - add the range [@start, @end) holding a
+ * copy of the latch_range_payload_size() bytes at @payload.
+ *
+ * latch_range_insert() for a map made with latch_range_map_init_payload():
+ * the payload is copied into a free slot of the map before readers can
+ * see the range.  Returns 0; -EINVAL when @start >= @end, @payload is
+ * NULL or the map holds no payloads; -EEXIST as latch_range_insert()
+ * (*@collision's value is NULL); -ENOMEM.  On error the map is unchanged.
+ * Cost O(log n) per copy, plus the copy of the payload.  Writer threads,
+ * not signal handlers; the map serializes writers itself.
+ */
+LATCH_API int latch_range_insert_payload(struct latch_range_map *m, uintptr_t start, uintptr_t end,
+                                         const void *payload, struct latch_range *collision);
+
+/**
+ * latch_range_erase_if_payload() - latch_range_erase_if() for a map made
+ * with latch_range_map_init_payload(): remove the range that starts at
+ * @start only if it still ends at @end and holds the payload at @payload
+ * (compared byte for byte).
+ *
+ * Returns 0; -ENOENT when no range starts at @start; -ESTALE when one
+ * does but its end or payload differs; -EINVAL when @payload is NULL or
+ * the map holds no payloads.  On error the map is unchanged.  Never
+ * allocates (but see fork() in the file comment).  The slot is free for
+ * reuse when it returns.  Cost O(log n) per copy, plus the comparison.
+ * Writer threads, not signal handlers; the map serializes writers itself,
+ * and the comparison and the erase are one step under its lock.
+ */
+LATCH_API int latch_range_erase_if_payload(struct latch_range_map *m, uintptr_t start,
+                                           uintptr_t end, const void *payload);
+
+/**
+ * latch_range_store_payload() - latch_range_store() for a map made with
+ * latch_range_map_init_payload(): add [@start, @end) holding a copy of
+ * @payload, evicting every range it overlaps in the same flip.
+ *
+ * Reports the evicted ranges (their values NULL) and fails as
+ * latch_range_store() does, and with -EINVAL when @payload is NULL or the
+ * map holds no payloads.  The evicted ranges' slots are free for reuse
+ * when it returns.  On error the map is unchanged.  Cost that of
+ * latch_range_store(), plus the copy of the payload.  Writer threads, not
+ * signal handlers; the map serializes writers itself.
+ */
+LATCH_API int latch_range_store_payload(struct latch_range_map *m, uintptr_t start, uintptr_t end,
+                                        const void *payload, struct latch_range *evicted,
+                                        size_t max_evicted, size_t *n_evicted);
+
 /** What a change of a batch does. */
 enum latch_range_op {
 	LATCH_RANGE_INSERT,   /* add range; it must overlap no range in the map */
@@ -274,6 +360,33 @@ LATCH_API int latch_range_load_sorted(struct latch_range_map *m, const struct la
  */
 LATCH_API bool latch_range_find(const struct latch_range_map *m, uintptr_t addr,
                                 struct latch_range *out);
+
+/**
+ * latch_range_find_payload() - the range that holds @addr, and a copy of
+ * its payload.
+ *
+ * latch_range_find() that also copies the range's payload to @payload
+ * (latch_range_payload_size() bytes; unless NULL; nothing on a map
+ * without payloads), read in the same attempt as the range, so the copy
+ * is the whole payload the range held at one moment of the call.  The
+ * copy is the caller's to keep: the map may reuse the slot it came from
+ * as soon as the range is erased, without waiting for readers.  Returns
+ * false when no range holds @addr, leaving *@out as it was (the bytes at
+ * @payload are then unspecified: an attempt the writer's flip discarded
+ * may have copied into them).  Never waits, right on its first attempt when it interrupted
+ * the writer.  Cost O(log n) plus the copy.  Any context, signal
+ * handlers included.
+ */
+LATCH_API bool latch_range_find_payload(const struct latch_range_map *m, uintptr_t addr,
+                                        struct latch_range *out, void *payload);
+
+/**
+ * latch_range_payload_size() - the bytes of each range's payload: the
+ * size given to latch_range_map_init_payload(), or 0 for a map made with
+ * latch_range_map_init().  Cost O(1).  Any context, signal handlers
+ * included.
+ */
+LATCH_API size_t latch_range_payload_size(const struct latch_range_map *m);
 
 /**
  * latch_range_find_many() - the ranges that hold @n addresses, from one

@@ -25,6 +25,10 @@
  *    void *; larger values go behind a pointer.  A static_assert says so
  *    otherwise.
  *
+ * latch::payload_range_map<T> (at the end of this file) is the face of a
+ * map with payloads (latch_range_map_init_payload()): each range holds a
+ * T by value, and find() copies it out inside the lookup.
+ *
  * Contexts, as in <latch/range.h>: readers (find, floor, ceil, first,
  * last, next, prev, size, empty) from any thread and any context, signal handlers
  * included, serialized with nothing; they allocate nothing and take no
@@ -41,6 +45,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 
 #include <latch/common.hpp>
 #include <latch/range.h>
@@ -471,6 +476,212 @@ template <typename V = void *> class range_map
 		if (!how(c_.get(), &r))
 			return std::nullopt;
 		return typed(r);
+	}
+
+	owned c_;
+};
+
+/** A range [start, end) and its payload, copied out of a payload_range_map. */
+template <typename T> struct payload_range {
+	std::uintptr_t start, end;
+	T payload;
+};
+
+/** The bounds of a range, without its payload. */
+struct range_bounds {
+	std::uintptr_t start, end;
+};
+
+/**
+ * A latched map of address ranges each holding a payload of type T by
+ * value (latch_range_map_init_payload(), latch_range_payload(3)): find()
+ * copies the payload out inside the lookup, so what a reader gets is its
+ * own and nothing needs a grace period; the slot of an erased range is
+ * reused at once.  T is trivially copyable, of a size that is a multiple
+ * of 8 from 8 to LATCH_RANGE_PAYLOAD_MAX (256) bytes; a static_assert says
+ * so otherwise.  Decisions and contexts as range_map's (the top of this
+ * file): readers (find, size, empty) from any context, signal handlers
+ * included; writers (insert, erase, erase_if, store) from threads, the
+ * map locks; no exceptions.
+ */
+template <typename T> class payload_range_map
+{
+	static_assert(
+	    std::is_trivially_copyable<T>::value,
+	    "latch: the payload type must be trivially copyable: the map stores its bytes "
+	    "and readers copy them out, in any context");
+	static_assert(sizeof(T) % 8 == 0 && sizeof(T) <= LATCH_RANGE_PAYLOAD_MAX,
+	              "latch: the payload type's size must be a multiple of 8 bytes, at most "
+	              "LATCH_RANGE_PAYLOAD_MAX (256); pad it, or store a pointer to larger values "
+	              "in a range_map");
+	static_assert(std::is_nothrow_default_constructible<T>::value,
+	              "latch: the payload type must be default constructible without throwing: "
+	              "readers make a T to copy the stored bytes into");
+
+      public:
+	using payload_type = T;
+
+	/**
+	 * insert_status - the status of an insert, and collision(): when the
+	 * error is std::errc::file_exists, the bounds of the range the new one
+	 * overlapped (the lowest start when several did); else empty.  O(1),
+	 * any context.
+	 */
+	class [[nodiscard]] insert_status : public status
+	{
+	      public:
+		/** Status @s, overlapped range @collision. */
+		constexpr insert_status(status s, std::optional<range_bounds> collision) noexcept
+		    : status(s), collision_(collision)
+		{
+		}
+
+		/** The bounds of the range the insert overlapped, if that was the error. */
+		constexpr const std::optional<range_bounds> &collision() const noexcept
+		{
+			return collision_;
+		}
+
+	      private:
+		std::optional<range_bounds> collision_;
+	};
+
+	/** As range_map's: how many ranges a store evicted (or overlap). */
+	using store_status = typename range_map<>::store_status;
+
+	/**
+	 * create() - a new, empty map of payloads of type T.
+	 * Returns an empty optional when memory runs out (or the writers'
+	 * mutex cannot be made).  Cost O(1); one small allocation.  Any
+	 * thread, not in a signal handler.
+	 */
+	static std::optional<payload_range_map> create() noexcept
+	{
+		auto c = detail::make_owned<latch_range_map, latch_range_map_destroy>(init);
+
+		if (!c)
+			return std::nullopt;
+		return payload_range_map(std::move(c));
+	}
+
+	/** Moves the handle, as range_map's; @other is left empty.  O(1). */
+	payload_range_map(payload_range_map &&other) noexcept = default;
+	payload_range_map &operator=(payload_range_map &&other) noexcept = default;
+
+	/** Releases the map and its payloads; when no reader can be inside it any more. */
+	~payload_range_map() = default;
+
+	/** valid() - false for a moved-from handle.  O(1), any context. */
+	bool valid() const noexcept
+	{
+		return c_ != nullptr;
+	}
+
+	/**
+	 * find() - the range that holds @addr, if any, with a copy of its
+	 * payload taken in the same attempt: one whole payload the range held.
+	 * O(log n) plus the copy, never waits.  Any context, signal handlers
+	 * included.
+	 */
+	std::optional<payload_range<T>> find(std::uintptr_t addr) const noexcept
+	{
+		latch_range r;
+		T p{};
+
+		if (!latch_range_find_payload(c_.get(), addr, &r, &p))
+			return std::nullopt;
+		return payload_range<T>{ r.start, r.end, p };
+	}
+
+	/** size() - the number of ranges.  O(1), never waits, any context. */
+	std::size_t size() const noexcept
+	{
+		return latch_range_size(c_.get());
+	}
+
+	/** empty() - whether the map has no range.  O(1), any context. */
+	bool empty() const noexcept
+	{
+		return size() == 0;
+	}
+
+	/**
+	 * insert() - add [@start, @end) holding a copy of @payload, copied in
+	 * before readers can see the range.  Returns ok;
+	 * std::errc::invalid_argument (@start >= @end); std::errc::file_exists,
+	 * with collision() the bounds it overlaps; or
+	 * std::errc::not_enough_memory.  O(log n) per copy plus the copy.
+	 * Writer threads, not signal handlers; the map serializes writers.
+	 */
+	insert_status insert(std::uintptr_t start, std::uintptr_t end, const T &payload) noexcept
+	{
+		latch_range hit;
+		status s = detail::from_c(
+		    latch_range_insert_payload(c_.get(), start, end, &payload, &hit));
+
+		if (s.error() == std::errc::file_exists)
+			return insert_status(s, range_bounds{ hit.start, hit.end });
+		return insert_status(s, std::nullopt);
+	}
+
+	/**
+	 * erase() - remove the range that starts at @start; its payload slot is
+	 * reused at once.  Returns ok or std::errc::no_such_file_or_directory.
+	 * Never allocates.  O(log n) per copy.  Writer threads; the map
+	 * serializes writers.
+	 */
+	status erase(std::uintptr_t start) noexcept
+	{
+		return detail::from_c(latch_range_erase(c_.get(), start));
+	}
+
+	/**
+	 * erase_if() - remove the range at @expected.start only if it is still
+	 * [@expected.start, @expected.end) with the same payload bytes.
+	 * Returns ok; std::errc::no_such_file_or_directory; or
+	 * latch::stale_range (its end or payload differs).  Never allocates.
+	 * O(log n) per copy plus a compare of the payload.  Writer threads;
+	 * the map serializes writers.
+	 */
+	status erase_if(const payload_range<T> &expected) noexcept
+	{
+		return detail::from_c(latch_range_erase_if_payload(
+		    c_.get(), expected.start, expected.end, &expected.payload));
+	}
+
+	/**
+	 * store() - add [@start, @end) holding a copy of @payload after
+	 * evicting every range it overlaps, in one step.  The evicted ranges'
+	 * bounds go, in start order, to @evicted[0..] (room for @max_evicted;
+	 * null when it is 0).  Returns and costs as range_map::store().
+	 * Writer threads; the map serializes writers.
+	 */
+	store_status store(std::uintptr_t start, std::uintptr_t end, const T &payload,
+	                   range_bounds *evicted, std::size_t max_evicted) noexcept
+	{
+		std::size_t room = evicted ? max_evicted : 0, n = 0;
+		detail::scratch<latch_range> out(room);
+
+		if (!out.ok())
+			return store_status(status(std::errc::not_enough_memory), 0);
+		status s = detail::from_c(
+		    latch_range_store_payload(c_.get(), start, end, &payload, &out[0], room, &n));
+
+		for (std::size_t i = 0; s && i < n; i++)
+			evicted[i] = range_bounds{ out[i].start, out[i].end };
+		return store_status(s, n);
+	}
+
+      private:
+	using owned = detail::owned<latch_range_map, latch_range_map_destroy>;
+
+	explicit payload_range_map(owned c) noexcept : c_(std::move(c))
+	{
+	}
+
+	static int init(latch_range_map *m) noexcept
+	{
+		return latch_range_map_init_payload(m, sizeof(T));
 	}
 
 	owned c_;

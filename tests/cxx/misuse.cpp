@@ -41,6 +41,12 @@ using refused = latch::value<std::string>;
 using refused = latch::range_map<two_words>;
 #elif MISUSE == 6
 using refused = latch::range_map<counted>;
+#elif MISUSE == 7
+using refused = latch::payload_range_map<int>;
+#elif MISUSE == 8
+using refused = latch::payload_range_map<char[264]>;
+#elif MISUSE == 9
+using refused = latch::payload_range_map<std::string>;
 #else
 using refused = latch::map<int>;
 #endif

@@ -87,25 +87,37 @@ void *memcpy(void *dst, const void *src, size_t n)
 #define ENOTSUP EOPNOTSUPP
 #endif
 
+/* Clear the fields of pool @p. */
+static void model_clear_pool(struct latch_btree_pool *p)
+{
+	p->free_list = NULL;
+	p->chunks = NULL;
+	p->total = 0;
+	p->free = 0;
+	p->node_size = 0;
+	p->regions = NULL;
+	p->spare = NULL;
+	p->spare_bytes = 0;
+}
+
 void *memset(void *dst, int c, size_t n)
 {
 	struct latch_btree *m = dst;
 
-	/* Only latch_btree_init() and latch_btree_destroy() call it, on a whole tree. */
-	assert(c == 0 && n == sizeof(*m));
+	assert(c == 0);
+	/* The range map's init and destroy clear its pool of payload slots (src/range.c). */
+	if (n == sizeof(struct latch_btree_pool)) {
+		model_clear_pool(dst);
+		return dst;
+	}
+	/* Otherwise only latch_btree_init() and latch_btree_destroy() call it, on a whole tree. */
+	assert(n == sizeof(*m));
 	m->seq.sequence = 0;
 	for (int i = 0; i < 2; i++) {
 		m->copy[i].root = 0;
 		m->copy[i].size = 0;
 		m->copy[i].height = 0;
-		m->pool[i].free_list = NULL;
-		m->pool[i].chunks = NULL;
-		m->pool[i].total = 0;
-		m->pool[i].free = 0;
-		m->pool[i].node_size = 0;
-		m->pool[i].regions = NULL;
-		m->pool[i].spare = NULL;
-		m->pool[i].spare_bytes = 0;
+		model_clear_pool(&m->pool[i]);
 	}
 	m->spans = false;
 	return dst;

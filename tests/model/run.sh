@@ -40,7 +40,7 @@ if ! [ -x "$GENMC" ] && ! command -v "$GENMC" >/dev/null 2>&1; then
 	exit 0
 fi
 
-HARNESSES=${MODEL_ONLY:-"seq value tree batch range map"}
+HARNESSES=${MODEL_ONLY:-"seq value tree batch range map range-payload"}
 
 # Every GenMC run: RC11 (GenMC's default model) with its data-race
 # detection (on by default).  --disable-spin-assume: GenMC would otherwise
@@ -59,7 +59,7 @@ harness_cflags() {
 	# -g0: GenMC 0.11 inlines the memcpy() shim into the B+-tree's writer
 	# with debug locations its own module check rejects (no effect on the code).
 	# -DLATCH_BTREE_FANOUT=4u: the B+-tree's node capacity lowered (model-btree.h).
-	range | map) echo -fno-builtin-memcpy -fno-builtin-memset -g0 -DLATCH_BTREE_FANOUT=4u ;; # see the shims in model-btree.h
+	range | map | range-payload) echo -fno-builtin-memcpy -fno-builtin-memset -g0 -DLATCH_BTREE_FANOUT=4u ;; # see the shims in model-btree.h
 	esac
 }
 
@@ -104,6 +104,10 @@ MUTANTS=(
 	# 7.2: the reader's descent no longer stops at a 0 reference (a free
 	# node's free-list link, or a fresh node's slot).
 	"null-child|map|src/btree-descend.c|s/if \(!n \x7c\x7c (depth\+\+ >= LATCH_BTREE_MAX_DEPTH\) \{)/if (\$1/|Attempt to access non-allocated memory"
+	# The payload slot's copy made after the reader's re-check (src/range.c's own test mutant 1).
+	"late-copy|range-payload|src/range.c|s/#define LATCH_RANGE_MUTANT 0\n/#define LATCH_RANGE_MUTANT 1\n/"
+	# A new range's payload slot filled after the update that publishes it (test mutant 2).
+	"late-fill|range-payload|src/range.c|s/#define LATCH_RANGE_MUTANT 0\n/#define LATCH_RANGE_MUTANT 2\n/"
 )
 
 # Harness:mutant pairs expected to verify, with the reason (tests/model/README.md).

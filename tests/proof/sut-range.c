@@ -14,6 +14,14 @@
  * insert in one update, during which k + 1, present before and after,
  * must be found at every instruction (a gap between the eviction and the
  * insert would show).
+ *
+ * "range-payload" is the same map made with latch_range_map_init_payload():
+ * each range holds a 32-byte payload (its start, end, value k + 1 and a
+ * checksum of the three), inserted and stored with the payload calls,
+ * erased by erase or remove, and looked up with latch_range_find_payload();
+ * an attempt copies the payload out of the slot the leaf entry names, as
+ * that call does, and a payload that is not the range's own, whole, is a
+ * wrong key.  Its slots come from the arena too.
  */
 #include <string.h>
 
@@ -23,11 +31,13 @@
 #include "check.h"
 #include "sut.h"
 
-#define RANGE_STRIDE 16
+#define RANGE_STRIDE  16
+#define PAYLOAD_WORDS 4
 
 struct sut_range {
 	struct latch_range_map map;
 	long keys;
+	bool payload; /* range-payload */
 	struct sut_arena arena;
 	_Alignas(64) unsigned char heap[];
 };
@@ -49,34 +59,80 @@ static long range_key(bool hit, uintptr_t start, uintptr_t end, uintptr_t value,
 	return k;
 }
 
+/* The payload of the range [start, end) with @value. */
+static void payload_of(uint64_t *w, uint64_t start, uint64_t end, uint64_t value)
+{
+	w[0] = start;
+	w[1] = end;
+	w[2] = value;
+	w[3] = (start ^ (end << 16) ^ (value << 32)) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The value @w holds if it is the whole payload of [start, end), else 0 (no key's). */
+static uintptr_t payload_value(const uint64_t *w, uintptr_t start, uintptr_t end)
+{
+	uint64_t x[PAYLOAD_WORDS];
+
+	payload_of(x, start, end, w[2]);
+	return memcmp(x, w, sizeof(x)) == 0 ? (uintptr_t)w[2] : 0;
+}
+
 static size_t leaf_bytes(void)
 {
 	return sizeof(struct latch_btree_span_leaf);
 }
 
+/* The arena: the nodes, and (range-payload) chunks of 64 slots for keys + 1 ranges, with room. */
+static size_t arena_bytes(long keys, bool payload)
+{
+	size_t slots = payload ? ((size_t)keys / LATCH_BTREE_CHUNK + 2) *
+	                             (LATCH_BTREE_CHUNK * sizeof(uint64_t[PAYLOAD_WORDS]) + 128)
+	                       : 0;
+
+	return sut_arena_bytes(keys, leaf_bytes()) + slots;
+}
+
 static size_t range_size(long keys)
 {
-	return sizeof(struct sut_range) + sut_arena_bytes(keys, leaf_bytes());
+	return sizeof(struct sut_range) + arena_bytes(keys, false);
+}
+
+static size_t payload_size(long keys)
+{
+	return sizeof(struct sut_range) + arena_bytes(keys, true);
 }
 
 static void range_reserve(void *ctx)
 {
 	struct sut_range *t = ctx;
+	int err = t->payload
+	              ? latch_range_map_init_payload(&t->map, sizeof(uint64_t[PAYLOAD_WORDS]))
+	              : latch_range_map_init(&t->map);
 
 	/* One more than the keys: a store into a full map reserves for one more. */
-	CHECK(latch_range_map_init(&t->map) == 0 &&
-	          latch_range_reserve(&t->map, (size_t)t->keys + 1) == 0,
+	CHECK(err == 0 && latch_range_reserve(&t->map, (size_t)t->keys + 1) == 0,
 	      "the range map's nodes do not fit its arena");
 }
 
-static void range_init(void *s, long keys)
+static void init(void *s, long keys, bool payload)
 {
 	struct sut_range *t = s;
 
 	memset(t, 0, sizeof(*t));
 	t->keys = keys;
-	t->arena = (struct sut_arena){ 0, sut_arena_bytes(keys, leaf_bytes()), t->heap };
+	t->payload = payload;
+	t->arena = (struct sut_arena){ 0, arena_bytes(keys, payload), t->heap };
 	sut_arena_run(&t->arena, range_reserve, t);
+}
+
+static void range_init(void *s, long keys)
+{
+	init(s, keys, false);
+}
+
+static void payload_init(void *s, long keys)
+{
+	init(s, keys, true);
 }
 
 /*
@@ -107,15 +163,23 @@ static void range_insert(void *s, long key)
 	struct latch_range r = range_of_key(key), next = range_of_key(key + 1), evicted;
 	size_t n = 0;
 
-	CHECK(latch_range_insert(&t->map, r.start, r.end, r.value, NULL) == 0,
+	uint64_t w[PAYLOAD_WORDS];
+
+	payload_of(w, r.start, r.end, (uintptr_t)r.value);
+	CHECK((t->payload ? latch_range_insert_payload(&t->map, r.start, r.end, w, NULL)
+	                  : latch_range_insert(&t->map, r.start, r.end, r.value, NULL)) == 0,
 	      "latch_range_insert(%ld) failed", key);
 	/* Key k + 1's range stored over itself: evicted and inserted in one update. */
-	if (key + 1 < t->keys && latch_range_find(&t->map, next.start, NULL))
-		CHECK(latch_range_store(&t->map, next.start, next.end, next.value, &evicted, 1,
-		                        &n) == 0 &&
+	if (key + 1 < t->keys && latch_range_find(&t->map, next.start, NULL)) {
+		payload_of(w, next.start, next.end, (uintptr_t)next.value);
+		CHECK((t->payload ? latch_range_store_payload(&t->map, next.start, next.end, w,
+		                                              &evicted, 1, &n)
+		                  : latch_range_store(&t->map, next.start, next.end, next.value,
+		                                      &evicted, 1, &n)) == 0 &&
 		          n == 1 && evicted.start == next.start && evicted.end == next.end &&
-		          evicted.value == next.value,
+		          evicted.value == (t->payload ? NULL : next.value),
 		      "latch_range_store(%ld) over itself failed", key + 1);
+	}
 }
 
 static void range_erase(void *s, long key)
@@ -123,14 +187,15 @@ static void range_erase(void *s, long key)
 	struct sut_range *t = s;
 	struct latch_range r = range_of_key(key), got = { 0, 0, NULL };
 
-	switch (key % 3) {
+	/* A map with payloads has no erase_if (it compares values): an erase instead. */
+	switch (key % (t->payload ? 2 : 3)) {
 	case 0:
 		CHECK(latch_range_erase(&t->map, r.start) == 0, "latch_range_erase(%ld) failed",
 		      key);
 		break;
 	case 1:
 		CHECK(latch_range_remove(&t->map, r.start, &got) == 0 && got.end == r.end &&
-		          got.value == r.value,
+		          got.value == (t->payload ? NULL : r.value),
 		      "latch_range_remove(%ld) failed", key);
 		break;
 	default:
@@ -150,6 +215,17 @@ static long range_find(const void *s, long key)
 	return range_key(hit, r.start, r.end, (uintptr_t)r.value, addr);
 }
 
+static long payload_find(const void *s, long key)
+{
+	const struct sut_range *t = s;
+	uintptr_t addr = range_probe(key);
+	struct latch_range r = { 0, 0, NULL };
+	uint64_t w[PAYLOAD_WORDS] = { 0, 0, 0, 0 };
+	bool hit = latch_range_find_payload(&t->map, addr, &r, w);
+
+	return range_key(hit, r.start, r.end, hit ? payload_value(w, r.start, r.end) : 0, addr);
+}
+
 static unsigned range_read_begin(const void *s)
 {
 	const struct sut_range *t = s;
@@ -167,6 +243,29 @@ static long range_attempt(const void *s, unsigned start, long key)
 	                                    LATCH_BTREE_FLOOR, &e, &bad);
 
 	return bad ? -2 : range_key(hit, (uintptr_t)e.key, e.end, e.slot, addr);
+}
+
+/*
+ * One attempt of latch_range_find_payload() on copy (start & 1): the floor
+ * descent, then the payload copied from the slot the leaf entry names
+ * (relaxed loads, as the library's attempt does).
+ */
+static long payload_attempt(const void *s, unsigned start, long key)
+{
+	const struct sut_range *t = s;
+	uintptr_t addr = range_probe(key);
+	struct latch_btree_ent e = { 0, 0, 0 };
+	uint64_t w[PAYLOAD_WORDS] = { 0, 0, 0, 0 };
+	bool bad, hit = latch_btree_attempt(latch_btree_of_range(&t->map), start, addr,
+	                                    LATCH_BTREE_FLOOR, &e, &bad);
+
+	if (bad)
+		return -2;
+	hit = hit && addr < e.end && e.slot;
+	for (unsigned i = 0; hit && i < PAYLOAD_WORDS; i++)
+		w[i] = LATCH_LOAD_RELAXED(&((const uint64_t *)e.slot)[i]);
+	return range_key(hit, (uintptr_t)e.key, e.end, hit ? payload_value(w, e.key, e.end) : 0,
+	                 addr);
 }
 
 static bool range_read_retry(const void *s, unsigned start)
@@ -216,6 +315,21 @@ const struct sut_ops sut_range_map = {
 	.find = range_find,
 	.read_begin = range_read_begin,
 	.read_attempt = range_attempt,
+	.read_retry = range_read_retry,
+	.copies = 2,
+	.descend = range_descend,
+	.writer_start = range_writer_start,
+};
+
+const struct sut_ops sut_range_payload = {
+	.name = "range-payload",
+	.size = payload_size,
+	.init = payload_init,
+	.insert = range_insert,
+	.erase = range_erase,
+	.find = payload_find,
+	.read_begin = range_read_begin,
+	.read_attempt = payload_attempt,
 	.read_retry = range_read_retry,
 	.copies = 2,
 	.descend = range_descend,

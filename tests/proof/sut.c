@@ -154,6 +154,7 @@ static const struct sut_ops *const all_suts[] = {
 	&sut_mutant_flip_first,
 	&sut_mutant_readers_copy,
 	&sut_range_map,
+	&sut_range_payload,
 	&sut_latched_value,
 	&sut_latch_map,
 	&sut_latch_map_batch,

@@ -78,7 +78,8 @@ extern const struct sut_ops sut_latch_tree, sut_seqlock_tree;
 extern const struct sut_ops sut_mutant_wrong_copy, sut_mutant_skip_retry, sut_mutant_flip_first,
     sut_mutant_readers_copy;
 /* The other latched structures (sut-range.c, sut-value.c, sut-map.c). */
-extern const struct sut_ops sut_range_map, sut_latched_value, sut_latch_map, sut_latch_map_batch;
+extern const struct sut_ops sut_range_map, sut_range_payload, sut_latched_value, sut_latch_map,
+    sut_latch_map_batch;
 /* A complete lookup written out of a structure's split read side (for the mutants). */
 long sut_find_by_attempts(const struct sut_ops *ops, const void *s, long key);
 /* The skip-retry bug (mutants.c): a read retry that never discards an attempt. */

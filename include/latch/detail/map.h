@@ -17,4 +17,10 @@
  */
 #define LATCH_BTREE_CORE_WORDS_ 24
 
+/*
+ * Pointer-sized words of a range map's pool of payload slots: a node
+ * pool's eight.
+ */
+#define LATCH_RANGE_PAYLOAD_WORDS_ 8
+
 #endif /* LATCH_DETAIL_MAP_H */
