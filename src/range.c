@@ -88,6 +88,17 @@ static struct latch_btree_pool *payloads(const struct latch_range_map *m)
 }
 
 /*
+ * The bytes of each of @m's payloads, 0 for a map without: set before the
+ * map is shared and never changed, so a plain load.  Inlined where the
+ * lookups need it, where the exported latch_range_payload_size() would
+ * be a call per lookup.
+ */
+static inline size_t payload_bytes(const struct latch_range_map *m)
+{
+	return payloads(m)->node_size;
+}
+
+/*
  * Forks between the process that loaded the library and this one: 0 in
  * that process, bumped in the child of every fork while the child has a
  * single thread.  Threads created later see it through pthread_create(),
@@ -152,8 +163,7 @@ int latch_range_map_init_payload(struct latch_range_map *m, size_t payload_size)
 
 size_t latch_range_payload_size(const struct latch_range_map *m)
 {
-	/* Set before the map is shared, never changed: a plain load. */
-	return payloads(m)->node_size;
+	return payload_bytes(m);
 }
 
 void latch_range_map_destroy(struct latch_range_map *m)
@@ -214,7 +224,7 @@ static int lock_writers(struct latch_range_map *m)
 static struct latch_range range_of(const struct latch_range_map *m, const struct latch_btree_ent *e)
 {
 	return (struct latch_range){ (uintptr_t)e->key, e->end,
-		                     latch_range_payload_size(m) ? NULL : (void *)e->slot };
+		                     payload_bytes(m) ? NULL : (void *)e->slot };
 }
 
 /* The core's op for each of the range map's (the order of enum latch_range_op). */
@@ -245,7 +255,7 @@ static void change_of(const void *src, size_t i, struct latch_btree_change *c)
 static bool suits(const struct latch_range_map *m, const struct latch_range_change *changes,
                   size_t n, const void *payload)
 {
-	if (!latch_range_payload_size(m))
+	if (!payload_bytes(m))
 		return !payload;
 	return n == 1 &&
 	       (payload ? changes->op == LATCH_RANGE_INSERT || changes->op == LATCH_RANGE_STORE
@@ -417,7 +427,7 @@ int latch_range_erase_if_payload(struct latch_range_map *m, uintptr_t start, uin
 	size_t bad = 1;
 	int err;
 
-	if (!latch_range_payload_size(m) || !payload)
+	if (!payload_bytes(m) || !payload)
 		return -EINVAL;
 	err = lock_writers(m);
 	if (err)
@@ -428,8 +438,7 @@ int latch_range_erase_if_payload(struct latch_range_map *m, uintptr_t start, uin
 	 */
 	if (!latch_btree_span_lookup(t, start, LATCH_BTREE_EXACT, &e))
 		err = -ENOENT;
-	else if (e.end != end ||
-	         memcmp((const void *)e.slot, payload, latch_range_payload_size(m)) != 0)
+	else if (e.end != end || memcmp((const void *)e.slot, payload, payload_bytes(m)) != 0)
 		err = -ESTALE;
 	else
 		err = commit_locked(m,
@@ -480,7 +489,7 @@ int latch_range_load_sorted(struct latch_range_map *m, const struct latch_range 
 	int err = 0;
 
 	/* A map with payloads takes its ranges one at a time, with their payloads. */
-	if (latch_range_payload_size(m))
+	if (payload_bytes(m))
 		bad = 0, err = -EINVAL;
 	for (size_t i = 0; i < n && !err; i++) {
 		bad = i;
@@ -561,7 +570,7 @@ bool latch_range_find_payload(const struct latch_range_map *m, uintptr_t addr,
                               struct latch_range *out, void *payload)
 {
 	const struct latch_btree *t = latch_btree_of_range(m);
-	size_t size = payload ? latch_range_payload_size(m) : 0;
+	size_t size = payload ? payload_bytes(m) : 0;
 	struct latch_btree_ent e = { 0, 0, 0 };
 	bool bad = false, hit = false;
 
